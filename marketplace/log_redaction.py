@@ -1,0 +1,44 @@
+"""A logging filter that keeps OAuth secrets out of every log line.
+
+Libraries (urllib3, Authlib, Celery) log URLs, form bodies and headers at debug
+level; a bearer token or refresh token in a log aggregator is a leaked grant.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+# key=value (form bodies, query strings), "key": "value" (JSON) and Bearer headers.
+_KEYS = r"access_token|refresh_token|client_secret|code|password|token"
+_PATTERNS = (
+    re.compile(rf"(?i)\b({_KEYS})=([^&\s\"',;]+)"),
+    re.compile(rf"(?i)([\"']({_KEYS})[\"']\s*:\s*[\"'])([^\"']+)([\"'])"),
+    re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9\-._~+/=]+"),
+)
+REDACTED = "[REDACTED]"
+
+
+def redact(text: str) -> str:
+    """Return ``text`` with every token-like value replaced by ``[REDACTED]``."""
+    text = _PATTERNS[0].sub(lambda m: f"{m.group(1)}={REDACTED}", text)
+    text = _PATTERNS[1].sub(lambda m: f"{m.group(1)}{REDACTED}{m.group(4)}", text)
+    text = _PATTERNS[2].sub(lambda m: f"{m.group(1)} {REDACTED}", text)
+    return text
+
+
+class RedactSecretsFilter(logging.Filter):
+    """Rewrites the record's rendered message; never drops a record."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a broken format string is the caller's bug, not ours to hide
+            return True
+        cleaned = redact(message)
+        if cleaned != message:
+            record.msg = cleaned
+            record.args = None
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        return True

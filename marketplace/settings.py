@@ -1,0 +1,307 @@
+"""Settings for the marketplace app, read from the environment.
+
+``DJANGO_ENV`` selects the profile:
+
+* ``development`` (default): embedded everything (SQLite file, filesystem Celery
+  broker), the local platform sandbox, and clearly-marked development secrets.
+* ``production``: no secret has a default; a missing one stops the process at start
+  with a message naming every missing variable.
+
+Every variable is listed in the README's configuration table; the docker-compose
+test checks that compose only sets variables read here (see ``ENV_VARS``).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = BASE_DIR / "var"
+
+env = environ.Env()
+
+# Every environment variable this module reads. tests/test_compose.py keeps
+# docker-compose.yml honest against this list.
+ENV_VARS = (
+    "DJANGO_ENV",
+    "DEBUG",
+    "SECRET_KEY",
+    "ALLOWED_HOSTS",
+    "CSRF_TRUSTED_ORIGINS",
+    "DATABASE_URL",
+    "REDIS_URL",
+    "APP_BASE_URL",
+    "APP_PORT",
+    "SANDBOX_PORT",
+    "PLATFORM_BASE_URL",
+    "PLATFORM_CLIENT_ID",
+    "PLATFORM_CLIENT_SECRET",
+    "PLATFORM_REDIRECT_URL",
+    "TOKEN_ENCRYPTION_KEYS",
+    "EMAIL_URL",
+    "DEFAULT_FROM_EMAIL",
+    "SECURE_SSL_REDIRECT",
+    "LOG_LEVEL",
+    "CELERY_DATA_DIR",
+)
+
+DJANGO_ENV = env.str("DJANGO_ENV", default="development")
+if DJANGO_ENV not in {"development", "test", "production"}:
+    raise ImproperlyConfigured(
+        f"DJANGO_ENV must be development, test or production, not {DJANGO_ENV!r}"
+    )
+PRODUCTION = DJANGO_ENV == "production"
+
+# --- Secrets -----------------------------------------------------------------
+# Development-only values. They are public (they are in this file), so production
+# refuses to start unless every one of them is set in the environment.
+_DEV_SECRETS = {
+    "SECRET_KEY": "dev-only-insecure-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz",
+    "PLATFORM_CLIENT_ID": "demo-marketplace",
+    "PLATFORM_CLIENT_SECRET": "demo-marketplace-secret",
+    # Fernet key for development only; production supplies its own list.
+    "TOKEN_ENCRYPTION_KEYS": "ZGV2LW9ubHktdG9rZW4ta2V5LW5vdC1mb3ItcHJvZCE=",
+}
+_REQUIRED_IN_PRODUCTION = (
+    *_DEV_SECRETS,
+    "ALLOWED_HOSTS",
+    "DATABASE_URL",
+    "REDIS_URL",
+    "PLATFORM_BASE_URL",
+    "APP_BASE_URL",
+)
+if PRODUCTION:
+    _missing = [name for name in _REQUIRED_IN_PRODUCTION if not env.str(name, default="")]
+    if _missing:
+        raise ImproperlyConfigured(
+            "Production configuration is incomplete; set these environment variables: "
+            + ", ".join(_missing)
+        )
+
+
+def _secret(name: str) -> str:
+    return env.str(name, default="" if PRODUCTION else _DEV_SECRETS[name])
+
+
+SECRET_KEY = _secret("SECRET_KEY")
+DEBUG = env.bool("DEBUG", default=DJANGO_ENV == "development")
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+APP_PORT = env.int("APP_PORT", default=8000)
+SANDBOX_PORT = env.int("SANDBOX_PORT", default=8100)
+APP_BASE_URL = env.str("APP_BASE_URL", default=f"http://127.0.0.1:{APP_PORT}").rstrip("/")
+
+# --- The platform ----------------------------------------------------------------
+PLATFORM_BASE_URL = env.str(
+    "PLATFORM_BASE_URL", default=f"http://127.0.0.1:{SANDBOX_PORT}/api/v1"
+).rstrip("/")
+PLATFORM_CLIENT_ID = _secret("PLATFORM_CLIENT_ID")
+PLATFORM_CLIENT_SECRET = _secret("PLATFORM_CLIENT_SECRET")
+# The platform calls this parameter redirect_url; it must match the registered one exactly.
+PLATFORM_REDIRECT_URL = env.str(
+    "PLATFORM_REDIRECT_URL", default=f"{APP_BASE_URL}/sellers/connection/callback/"
+)
+PLATFORM_CONNECT_TIMEOUT = 5.0
+PLATFORM_READ_TIMEOUT = 20.0
+
+# Fernet keys, comma-separated: the first encrypts, all decrypt (key rotation).
+TOKEN_ENCRYPTION_KEYS = [
+    k.strip() for k in _secret("TOKEN_ENCRYPTION_KEYS").split(",") if k.strip()
+]
+# Refresh access tokens that expire within this window (beat sweep), and on use
+# when they expire within the leeway.
+TOKEN_REFRESH_WINDOW = timedelta(minutes=10)
+TOKEN_REFRESH_LEEWAY = timedelta(minutes=2)
+TOKEN_REFRESH_BATCH_SIZE = 500
+REFRESH_TOKEN_WARNING_DAYS = (30, 7, 1)
+
+# --- Django --------------------------------------------------------------------
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "sellers",
+    "marketplace.platform",
+    "marketplace.orders",
+    "marketplace.dashboard",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "marketplace.urls"
+WSGI_APPLICATION = "marketplace.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}"),
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Web, worker and beat share one file: WAL lets readers run beside a writer, and
+    # IMMEDIATE transactions make writers queue instead of failing with "locked".
+    DATABASES["default"]["OPTIONS"] = {
+        "timeout": 30,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+else:
+    DATABASES["default"].setdefault("CONN_MAX_AGE", 60)
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "sellers:login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "sellers:login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": (
+            "whitenoise.storage.CompressedManifestStaticFilesStorage"
+            if PRODUCTION
+            else "django.contrib.staticfiles.storage.StaticFilesStorage"
+        )
+    },
+}
+
+# --- E-mail ----------------------------------------------------------------------
+# Console backend in development: warnings to sellers show in the `make run` output.
+EMAIL_CONFIG = env.email_url("EMAIL_URL", default="consolemail://")
+vars().update(EMAIL_CONFIG)
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="marketplace@example.com")
+
+# --- Security ----------------------------------------------------------------------
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"  # the OAuth callback is a top-level GET: Lax keeps the session
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+if PRODUCTION:
+    SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_HSTS_SECONDS = 60 * 60 * 24 * 365
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+
+# --- Celery ------------------------------------------------------------------------
+# The database is the truth for pending work; the broker only wakes workers, and beat
+# sweepers re-enqueue anything that waited too long (see DESIGN.md).
+REDIS_URL = env.str("REDIS_URL", default="")
+CELERY_DATA_DIR = Path(env.str("CELERY_DATA_DIR", default=str(VAR_DIR / "celery")))
+if REDIS_URL:
+    CELERY_BROKER_URL = REDIS_URL
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        # Above the longest task and countdown, so an unacked task is not run twice;
+        # far below kombu's 1 h default, so a killed worker's task returns soon.
+        "visibility_timeout": 600,
+        "unacked_restore_interval": 10,
+    }
+else:
+    # Embedded broker: no server needed. Both folders must be the same one.
+    _broker_dir = CELERY_DATA_DIR / "broker"
+    _broker_dir.mkdir(parents=True, exist_ok=True)
+    (CELERY_DATA_DIR / "processed").mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_broker_dir),
+        "data_folder_out": str(_broker_dir),
+        "processed_folder": str(CELERY_DATA_DIR / "processed"),
+        "store_processed": False,
+        "polling_interval": 0.1,
+    }
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SOFT_TIME_LIMIT = 120
+CELERY_TASK_TIME_LIMIT = 180
+CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULE_FILENAME = str(CELERY_DATA_DIR / "celerybeat-schedule")
+# Periodic jobs: each is a thin task over a service, and each is safe to run late or twice.
+CELERY_BEAT_SCHEDULE: dict[str, dict] = {
+    "refresh-expiring-tokens": {
+        "task": "sellers.tasks.connection_refresh_sweep_task",
+        "schedule": 60.0,
+    },
+    "warn-expiring-refresh-tokens": {
+        "task": "sellers.tasks.refresh_token_expiry_sweep_task",
+        "schedule": 3600.0,
+    },
+}
+
+# --- Logging -------------------------------------------------------------------------
+LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {
+        # Tokens, codes and client secrets never reach a log line.
+        "redact_secrets": {"()": "marketplace.log_redaction.RedactSecretsFilter"},
+    },
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["redact_secrets"],
+        },
+    },
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        "django.db.backends": {"level": "INFO"},
+        "urllib3": {"level": "WARNING"},
+    },
+}

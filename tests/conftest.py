@@ -1,0 +1,87 @@
+"""Project-wide test configuration.
+
+* ``REQUIRE_SERVICES=1`` (CI) turns "Postgres/Redis not configured" from a skip into
+  a failure, so a green CI run really exercised row locks and the Redis broker.
+* Tests marked ``postgres`` are skipped on SQLite otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+# The Playwright fixture keeps an asyncio loop running in the main thread; Django
+# would otherwise refuse ORM calls from browser tests (see TRAPS.md).
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+pytest_plugins = ["tests.sandbox_fixtures", "tests.app_fixtures"]
+
+REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES") == "1"
+
+
+def _database_vendor() -> str:
+    from django.db import connection
+
+    return connection.vendor
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not REQUIRE_SERVICES:
+        return
+    from django.conf import settings
+
+    problems = []
+    if _database_vendor() != "postgresql":
+        problems.append("DATABASE_URL does not point at PostgreSQL")
+    if not settings.REDIS_URL:
+        problems.append("REDIS_URL is not set")
+    else:
+        import redis
+
+        try:
+            redis.Redis.from_url(settings.REDIS_URL).ping()
+        except redis.RedisError as exc:
+            problems.append(f"Redis at REDIS_URL does not answer: {exc}")
+    if problems:
+        raise pytest.UsageError("REQUIRE_SERVICES=1 but " + "; ".join(problems))
+
+
+CHROMIUM_PATH = os.environ.get("CHROMIUM_PATH", "/usr/lib/chromium/chromium")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # On a developer's machine without the services, skip what cannot mean anything;
+    # with REQUIRE_SERVICES=1 nothing is skipped, so a missing piece fails loudly.
+    if REQUIRE_SERVICES:
+        return
+    skip_pg = pytest.mark.skip(
+        reason="needs PostgreSQL (set DATABASE_URL); SQLite has no row locks"
+    )
+    skip_browser = pytest.mark.skip(
+        reason=f"needs Debian's Chromium at {CHROMIUM_PATH} (apt-get install -y chromium)"
+    )
+    on_postgres = _database_vendor() == "postgresql"
+    has_chromium = os.path.exists(CHROMIUM_PATH)
+    for item in items:
+        if "postgres" in item.keywords and not on_postgres:
+            item.add_marker(skip_pg)
+        if "browser" in item.keywords and not has_chromium:
+            item.add_marker(skip_browser)
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
+    # Debian's Chromium: the real binary, not the /usr/bin wrapper script (TRAPS.md).
+    # Playwright's own browser download cannot work here.
+    return {
+        **browser_type_launch_args,
+        "executable_path": CHROMIUM_PATH,
+        "args": [
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ],
+    }

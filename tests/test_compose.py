@@ -1,0 +1,82 @@
+"""docker-compose.yml cannot run here (no Docker engine), so check its wiring by reading it."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import yaml
+from django.conf import settings
+
+ROOT = Path(__file__).resolve().parent.parent
+COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+APP_SERVICES = ("web", "worker", "beat", "sandbox")
+# Variables the sandbox process reads (it is a separate program with its own settings).
+SANDBOX_ENV_VARS = {"SANDBOX_DATABASE_URL", "SANDBOX_PORT"}
+
+
+def _command(service: dict) -> list[str]:
+    command = service["command"]
+    if isinstance(command, str):
+        command = shlex.split(command)
+    if command[:2] == ["sh", "-c"]:
+        command = shlex.split(command[2].replace("&&", " && "))
+    return command
+
+
+def test_compose_has_the_whole_stack() -> None:
+    assert set(COMPOSE["services"]) >= {"postgres", "redis", *APP_SERVICES}
+    for name in APP_SERVICES:
+        assert COMPOSE["services"][name]["build"] == "."
+    assert (ROOT / "Dockerfile").exists()
+    assert "requirements.txt" in (ROOT / "Dockerfile").read_text()
+
+
+@pytest.mark.parametrize("name", APP_SERVICES)
+def test_every_command_targets_code_that_exists(name: str) -> None:
+    words = _command(COMPOSE["services"][name])
+    checked = 0
+    for i, word in enumerate(words):
+        if word == "gunicorn":
+            module, _, attr = words[i + 1].partition(":")
+            assert hasattr(importlib.import_module(module), attr), words[i + 1]
+            checked += 1
+        elif word == "celery":
+            assert words[i + 1] == "-A"
+            app = importlib.import_module(words[i + 2]).celery_app
+            assert words[i + 3] in {"worker", "beat"}
+            assert app.main == "marketplace"
+            checked += 1
+        elif word == "-m":
+            assert importlib.util.find_spec(f"{words[i + 1]}.__main__") is not None, words[i + 1]
+            checked += 1
+        elif word == "manage.py":
+            assert (ROOT / "manage.py").exists()
+            checked += 1
+    assert checked, f"no recognised command in {words}"
+
+
+@pytest.mark.parametrize("name", APP_SERVICES)
+def test_every_variable_compose_sets_is_read_by_settings(name: str) -> None:
+    environment = COMPOSE["services"][name]["environment"]
+    read = set(settings.ENV_VARS) | (SANDBOX_ENV_VARS if name == "sandbox" else set())
+    unknown = set(environment) - read
+    assert not unknown, f"{name} sets variables nothing reads: {sorted(unknown)}"
+
+
+def test_settings_env_vars_list_matches_what_settings_read() -> None:
+    source = (ROOT / "marketplace" / "settings.py").read_text()
+    read = set(re.findall(r'env\.\w+\(\s*"([A-Z_]+)"', source)) | set(
+        re.findall(r'_secret\("([A-Z_]+)"\)', source)
+    )
+    assert read <= set(settings.ENV_VARS), sorted(read - set(settings.ENV_VARS))
+
+
+def test_production_secrets_in_compose_have_no_defaults() -> None:
+    environment = COMPOSE["services"]["web"]["environment"]
+    for name in ("SECRET_KEY", "PLATFORM_CLIENT_SECRET", "TOKEN_ENCRYPTION_KEYS"):
+        assert ":?" in environment[name], f"{name} must be required, not defaulted"
