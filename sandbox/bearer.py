@@ -1,0 +1,38 @@
+"""Bearer-token authentication of the order interface: one indexed lookup per request."""
+
+from django.http import HttpRequest, JsonResponse
+
+from sandbox import clock
+from sandbox.models import Grant, Token
+from sandbox.secrets_hashing import token_hash
+
+
+def bearer_grant(request: HttpRequest) -> Grant | JsonResponse:
+    """The live grant behind the request's access token, or the 401 to answer."""
+    header = request.META.get("HTTP_AUTHORIZATION", "")
+    scheme, _, raw = header.partition(" ")
+    if scheme.lower() != "bearer" or not raw.strip():
+        return _unauthorized("missing bearer token")
+    token = (
+        Token.objects.select_related("grant")
+        .filter(token_hash=token_hash(raw.strip()), kind=Token.ACCESS)
+        .first()
+    )
+    if token is None:
+        return _unauthorized("unknown access token")
+    if token.grant.revoked_at is not None:
+        return _unauthorized("the grant was revoked")
+    if token.expires_at <= clock.now():
+        return _unauthorized("access token expired")
+    return token.grant
+
+
+def _unauthorized(description: str) -> JsonResponse:
+    response = JsonResponse(
+        {"error": "invalid_token", "error_description": description, "message": description},
+        status=401,
+    )
+    response["WWW-Authenticate"] = (
+        f'Bearer error="invalid_token", error_description="{description}"'
+    )
+    return response

@@ -1,0 +1,158 @@
+"""The sandbox's own records: accounts, grants, tokens, orders and what clients sent."""
+
+from django.db import models
+
+
+class Client(models.Model):
+    """A marketplace registered with the platform (OAuth client)."""
+
+    client_id = models.CharField(max_length=200, unique=True)
+    secret_hash = models.CharField(max_length=64)
+    name = models.CharField(max_length=200)
+    redirect_url = models.CharField(max_length=2000)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return self.client_id
+
+
+class Seller(models.Model):
+    """A seller account on the platform (signs in on the authorize page)."""
+
+    username = models.CharField(max_length=150, unique=True)
+    password_hash = models.CharField(max_length=200)
+    name = models.CharField(max_length=200)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return self.username
+
+
+class Grant(models.Model):
+    """One seller's authorization of one client; every approval creates a new grant."""
+
+    client = models.ForeignKey(Client, on_delete=models.CASCADE)
+    seller = models.ForeignKey(Seller, on_delete=models.CASCADE)
+    created_at = models.DateTimeField()
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_reason = models.CharField(max_length=100, blank=True)
+    refresh_count = models.PositiveIntegerField(default=0)
+    reuse_count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"grant {self.id} (seller {self.seller_id}, client {self.client_id})"
+
+
+class AuthorizationCode(models.Model):
+    code_hash = models.CharField(max_length=64, unique=True)
+    client = models.ForeignKey(Client, on_delete=models.CASCADE)
+    seller = models.ForeignKey(Seller, on_delete=models.CASCADE)
+    redirect_url = models.CharField(max_length=2000)
+    created_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+    grant = models.ForeignKey(Grant, null=True, blank=True, on_delete=models.CASCADE)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"code {self.id}"
+
+
+class Token(models.Model):
+    ACCESS = "access"
+    REFRESH = "refresh"
+
+    token_hash = models.CharField(max_length=64, unique=True)
+    kind = models.CharField(max_length=10, choices=[(ACCESS, ACCESS), (REFRESH, REFRESH)])
+    grant = models.ForeignKey(Grant, on_delete=models.CASCADE, related_name="tokens")
+    created_at = models.DateTimeField()
+    expires_at = models.DateTimeField(db_index=True)
+    # Refresh tokens only: set when the token was spent by a rotating refresh.
+    spent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} token {self.id}"
+
+
+class Order(models.Model):
+    """An order a marketplace placed into a seller's account."""
+
+    client = models.ForeignKey(Client, on_delete=models.CASCADE)
+    seller = models.ForeignKey(Seller, on_delete=models.CASCADE)
+    mp_order_number = models.CharField(max_length=128)
+    placed = models.JSONField()  # the order as placed (then as updated)
+    marketplace_state = models.CharField(max_length=20)
+    # {"<mp_line_number>": {"shipments": [...], "cancellations": [...]}}
+    fulfillment = models.JSONField(default=dict)
+    fulfillment_status = models.CharField(max_length=20, default="UNFULFILLED")
+    acknowledged = models.BooleanField(default=False)
+    is_marketplace_fulfilled = models.BooleanField(default=False)
+    has_errors = models.BooleanField(default=False)
+    imported_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+    seller_updated_at = models.DateTimeField(null=True, blank=True)
+    # seller_updated_at or imported_at: the listing's stable sort key (with id).
+    sort_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["sort_at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["client", "seller", "mp_order_number"], name="sandbox_order_unique_number"
+            )
+        ]
+        indexes = [
+            models.Index(
+                fields=["client", "seller", "sort_at", "id"], name="sandbox_order_listing"
+            ),
+            models.Index(fields=["mp_order_number"], name="sandbox_order_number"),
+            models.Index(fields=["marketplace_state", "updated_at"], name="sandbox_order_state"),
+        ]
+
+    def __str__(self) -> str:
+        return self.mp_order_number
+
+
+class OrderStateChange(models.Model):
+    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="history")
+    state = models.CharField(max_length=20)
+    at = models.DateTimeField()
+    request_id = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.order_id}: {self.state}"
+
+
+class ErrorReport(models.Model):
+    """A validation error a marketplace reported on the seller's fulfillment."""
+
+    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="errors")
+    code = models.CharField(max_length=50)
+    message = models.TextField()
+    mp_line_number = models.CharField(max_length=128, blank=True, default="")
+    debug = models.JSONField(null=True, blank=True)
+    received_at = models.DateTimeField()
+    request_id = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.order_id}: {self.code}"

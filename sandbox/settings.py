@@ -1,0 +1,88 @@
+"""Settings of the sandbox process (never used by the marketplace app).
+
+Database: ``SANDBOX_DATABASE_URL`` (a SQLite path, ``sqlite:///path`` or a Postgres URL);
+default ``var/sandbox.sqlite3``.
+"""
+
+import os
+from pathlib import Path
+
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent
+REPO_DIR = BASE_DIR.parent
+
+SECRET_KEY = os.environ.get("SANDBOX_SECRET_KEY", "sandbox-local-simulator-not-a-secret")
+DEBUG = os.environ.get("SANDBOX_DEBUG", "") == "1"
+ALLOWED_HOSTS = ["*"]
+
+INSTALLED_APPS = ["sandbox.apps.SandboxConfig"]
+
+MIDDLEWARE = [
+    "sandbox.request_log.RequestLogMiddleware",
+    "sandbox.faults.FaultMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+]
+
+ROOT_URLCONF = "sandbox.urls"
+WSGI_APPLICATION = "sandbox.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {"context_processors": ["django.template.context_processors.csrf"]},
+    }
+]
+
+
+def _database_config(url: str) -> dict:
+    if url.startswith(("postgres://", "postgresql://", "pgsql://")):
+        config = environ.Env.db_url_config(url)
+        config["CONN_MAX_AGE"] = None
+        return config
+    path = url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else url
+    db_path = Path(path)
+    if not db_path.is_absolute():
+        db_path = REPO_DIR / db_path
+    return {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": str(db_path),
+        # Threads keep their connection; one gunicorn worker with many threads.
+        "CONN_MAX_AGE": None,
+        "OPTIONS": {
+            "timeout": 30,
+            # IMMEDIATE avoids the deadlock-prone read-then-upgrade lock of SQLite.
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        },
+    }
+
+
+DATABASES = {
+    "default": _database_config(os.environ.get("SANDBOX_DATABASE_URL", "var/sandbox.sqlite3"))
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# The app (port 8000) and the sandbox share the host 127.0.0.1 and browsers share
+# cookies across ports: distinct names keep the two sessions apart.
+SESSION_COOKIE_NAME = "sandbox_sessionid"
+CSRF_COOKIE_NAME = "sandbox_csrftoken"
+SESSION_ENGINE = "django.contrib.sessions.backends.signed_cookies"
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+
+USE_TZ = True
+TIME_ZONE = "UTC"
+USE_I18N = False
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": "WARNING"},
+    # 4xx answers are the simulator's job, not warnings worth a log line each.
+    "loggers": {"django.request": {"level": "ERROR"}},
+}
