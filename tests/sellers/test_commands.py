@@ -1,0 +1,45 @@
+"""Management commands: seed_demo (rotate_token_keys is covered in test_vault)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import authenticate, get_user_model
+from django.core.management import call_command
+
+from sellers.models import Seller
+
+pytestmark = pytest.mark.django_db
+
+
+def test_seed_demo_creates_demo_users_idempotently(capsys: pytest.CaptureFixture) -> None:
+    call_command("seed_demo", "--skip-sandbox")
+    call_command("seed_demo", "--skip-sandbox")
+
+    out = capsys.readouterr().out
+    assert "admin / admin-demo-pass" in out
+    assert "seller / seller-demo-pass" in out
+    admin = authenticate(username="admin", password="admin-demo-pass")
+    assert admin is not None
+    assert admin.is_staff
+    assert admin.is_superuser
+    assert authenticate(username="seller", password="seller-demo-pass").seller.display_name == (
+        "Demo Seller"
+    )
+    assert authenticate(username="seller2", password="seller2-demo-pass") is not None
+    assert get_user_model().objects.count() == 3
+    assert Seller.objects.count() == 2
+
+
+@pytest.mark.slow
+def test_seed_demo_registers_the_client_and_seller_in_the_sandbox(
+    tmp_path: Path, capsys: pytest.CaptureFixture, settings
+) -> None:
+    db = tmp_path / "sandbox.sqlite3"
+    call_command("seed_demo", "--sandbox-db", str(db))
+    out = capsys.readouterr().out
+    assert f"client {settings.PLATFORM_CLIENT_ID} registered" in out
+    assert settings.PLATFORM_REDIRECT_URL in out
+    assert settings.PLATFORM_CLIENT_SECRET not in out
+    assert db.exists()

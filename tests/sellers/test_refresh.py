@@ -1,0 +1,261 @@
+"""connection_refresh / connection_access_token / connection_disconnect against the sandbox."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+import requests
+from django.core import mail
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from sellers import services, tasks, vault
+from sellers.errors import (
+    ConnectionNotLive,
+    ReauthorizationRequired,
+    TokenRefreshUnavailable,
+)
+from sellers.models import ConnectionEvent, PlatformConnection, Seller
+from tests.sellers.conftest import PLATFORM_SELLER, Platform, connect_via_sandbox
+
+pytestmark = pytest.mark.django_db
+
+
+def expire_soon(connection: PlatformConnection, minutes: float = 1) -> None:
+    PlatformConnection.objects.filter(id=connection.id).update(
+        access_token_expires_at=timezone.now() + timedelta(minutes=minutes)
+    )
+
+
+def orders_status(platform: Platform, token: str) -> int:
+    return requests.get(
+        platform.sandbox.api_url + "/orders",
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=10,
+    ).status_code
+
+
+def test_refresh_stores_rotated_tokens_and_the_new_token_works(
+    seller: Seller, platform: Platform
+) -> None:
+    connection = connect_via_sandbox(platform, seller)
+    old_access, old_refresh = connection.access_token, connection.refresh_token
+    expire_soon(connection)
+
+    refreshed = services.connection_refresh(connection_id=connection.id)
+
+    assert refreshed.access_token != old_access
+    assert refreshed.refresh_token != old_refresh
+    assert refreshed.generation == connection.generation + 1
+    assert refreshed.access_token_expires_at > timezone.now() + timedelta(minutes=59)
+    assert refreshed.last_refreshed_at is not None
+    assert orders_status(platform, refreshed.access_token) == 200
+    assert platform.counters()["refresh_token_reuse"] == 0
+    assert ConnectionEvent.objects.filter(seller=seller, kind="refreshed").count() == 1
+
+
+def test_refresh_without_rotation_keeps_the_old_refresh_token(
+    seller: Seller, platform: Platform
+) -> None:
+    platform.sandbox.set_rotation(False)
+    connection = connect_via_sandbox(platform, seller)
+    old_refresh, old_expiry = connection.refresh_token, connection.refresh_token_expires_at
+    expire_soon(connection)
+
+    refreshed = services.connection_refresh(connection_id=connection.id)
+
+    assert refreshed.refresh_token == old_refresh
+    assert refreshed.refresh_token_expires_at == old_expiry
+    # ...and it still works for the next refresh.
+    expire_soon(refreshed)
+    again = services.connection_refresh(connection_id=connection.id)
+    assert again.refresh_token == old_refresh
+    assert orders_status(platform, again.access_token) == 200
+
+
+def test_refresh_of_a_fresh_token_does_nothing_unless_forced(
+    seller: Seller, platform: Platform
+) -> None:
+    connection = connect_via_sandbox(platform, seller)
+
+    same = services.connection_refresh(connection_id=connection.id)
+    assert same.access_token == connection.access_token
+    assert platform.refresh_requests() == 0
+
+    # A forced refresh naming the token that got a 401 refreshes once...
+    stale = vault.token_fingerprint(connection.access_token)
+    forced = services.connection_refresh(
+        connection_id=connection.id, force=True, stale_token_fingerprint=stale
+    )
+    assert forced.access_token != connection.access_token
+    # ...and a second caller holding the same stale token does not refresh again.
+    again = services.connection_refresh(
+        connection_id=connection.id, force=True, stale_token_fingerprint=stale
+    )
+    assert again.access_token == forced.access_token
+    assert (
+        services.connection_refresh(
+            connection_id=connection.id, force=True, seen_generation=connection.generation
+        ).access_token
+        == forced.access_token
+    )
+    # Without a hint, a refresh within the last seconds counts as "someone just did it".
+    assert services.connection_refresh(connection_id=connection.id, force=True).generation == (
+        forced.generation
+    )
+    assert platform.refresh_requests() == 1
+
+
+def test_revoked_grant_moves_to_needs_reauth_and_emails_the_seller(
+    seller: Seller, platform: Platform, django_capture_on_commit_callbacks
+) -> None:
+    connection = connect_via_sandbox(platform, seller)
+    platform.sandbox.revoke(PLATFORM_SELLER)
+    expire_soon(connection)
+
+    with django_capture_on_commit_callbacks(execute=True), pytest.raises(ReauthorizationRequired):
+        services.connection_refresh(connection_id=connection.id)
+
+    connection.refresh_from_db()
+    assert connection.state == PlatformConnection.State.NEEDS_REAUTH
+    assert not connection.has_tokens
+    assert "invalid_grant" in connection.last_error
+    assert len(mail.outbox) == 1
+    assert mail.outbox[0].to == ["alice@example.com"]
+    assert "reconnect" in mail.outbox[0].body.lower()
+    assert ConnectionEvent.objects.filter(seller=seller, kind="needs_reauth").exists()
+    with pytest.raises(ReauthorizationRequired):
+        services.connection_access_token(connection_id=connection.id)
+
+    client = Client()
+    client.force_login(seller.user)
+    portal = client.get(reverse("sellers:portal")).content.decode()
+    assert "Needs re-authorization" in portal
+    assert "no longer accepts" in portal
+
+
+def test_reconnect_after_revocation_restores_the_connection(
+    seller: Seller, platform: Platform
+) -> None:
+    connection = connect_via_sandbox(platform, seller)
+    platform.sandbox.revoke(PLATFORM_SELLER)
+    expire_soon(connection)
+    with pytest.raises(ReauthorizationRequired):
+        services.connection_refresh(connection_id=connection.id)
+
+    client = Client()
+    client.force_login(seller.user)
+    response = client.post(reverse("sellers:connect"))
+    state = parse_qs(urlsplit(response["Location"]).query)["state"][0]
+    callback = client.get(
+        reverse("sellers:callback"), {"code": platform.mint_code(), "state": state}
+    )
+    assert callback.status_code == 302, ConnectionEvent.objects.filter(seller=seller).first().detail
+
+    connection.refresh_from_db()
+    assert connection.state == PlatformConnection.State.CONNECTED
+    token = services.connection_access_token(connection_id=connection.id)
+    assert orders_status(platform, token) == 200
+
+
+@pytest.mark.parametrize("fault", ["500", "429", "malformed_json"])
+def test_transient_refresh_failure_changes_nothing_and_keeps_a_valid_token_in_use(
+    seller: Seller, platform: Platform, fault: str
+) -> None:
+    connection = connect_via_sandbox(platform, seller)
+    expire_soon(connection)
+    platform.sandbox.set_faults(endpoint="access_token", kind=fault, count=2)
+
+    with pytest.raises(TokenRefreshUnavailable):
+        services.connection_refresh(connection_id=connection.id)
+    # The current token is still valid for a minute: use it rather than fail.
+    assert services.connection_access_token(connection_id=connection.id) == (
+        connection.access_token
+    )
+
+    after = PlatformConnection.objects.get(id=connection.id)
+    assert after.state == PlatformConnection.State.CONNECTED
+    assert after.access_token == connection.access_token
+    assert after.refresh_token == connection.refresh_token
+    assert after.last_error
+    assert ConnectionEvent.objects.filter(seller=seller, kind="refresh_failed").count() == 2
+    # Once the platform is back, the refresh goes through and clears the error.
+    assert services.connection_refresh(connection_id=connection.id).last_error == ""
+
+
+def test_access_token_with_expired_token_and_platform_down_raises_unavailable(
+    seller: Seller, platform: Platform
+) -> None:
+    connection = connect_via_sandbox(platform, seller)
+    expire_soon(connection, minutes=-1)
+    platform.sandbox.set_faults(endpoint="access_token", kind="503", count=1)
+    with pytest.raises(TokenRefreshUnavailable):
+        services.connection_access_token(connection_id=connection.id)
+    assert services.connection_access_token(connection_id=connection.id)
+
+
+def test_access_token_refreshes_inside_the_leeway_only(seller: Seller, platform: Platform) -> None:
+    connection = connect_via_sandbox(platform, seller)
+    expire_soon(connection, minutes=5)  # inside the sweep window, outside the leeway
+    assert services.connection_access_token(connection_id=connection.id) == (
+        connection.access_token
+    )
+    expire_soon(connection, minutes=1)
+    token = services.connection_access_token(connection_id=connection.id)
+    assert token != connection.access_token
+    assert platform.refresh_requests() == 1
+
+
+def test_access_token_of_an_unconnected_connection_raises_not_live(seller: Seller) -> None:
+    connection = PlatformConnection.objects.create(seller=seller)
+    with pytest.raises(ConnectionNotLive):
+        services.connection_access_token(connection_id=connection.id)
+    with pytest.raises(ConnectionNotLive):
+        services.connection_access_token(connection_id=connection.id + 999)
+
+
+def test_disconnect_wipes_tokens_and_records_the_actor(
+    seller: Seller,
+    staff_user,
+    platform: Platform,
+) -> None:
+    connection = connect_via_sandbox(platform, seller)
+
+    services.connection_disconnect(connection_id=connection.id, actor=staff_user)
+
+    connection.refresh_from_db()
+    assert connection.state == PlatformConnection.State.DISCONNECTED
+    assert connection.access_token_ciphertext == connection.refresh_token_ciphertext == ""
+    event = ConnectionEvent.objects.filter(seller=seller).first()
+    assert event.kind == "disconnected"
+    assert event.actor == staff_user
+    assert "staff (staff)" in event.detail
+    with pytest.raises(ConnectionNotLive):
+        services.connection_access_token(connection_id=connection.id)
+
+
+def test_refresh_task_retries_transient_failures(
+    seller: Seller, platform: Platform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    connection = connect_via_sandbox(platform, seller)
+    expire_soon(connection)
+    platform.sandbox.set_faults(endpoint="access_token", kind="503", count=1)
+    retries = []
+
+    def fake_retry(*, exc: Exception, countdown: float) -> Exception:
+        retries.append(countdown)
+        return RuntimeError("retry scheduled")
+
+    monkeypatch.setattr(tasks.connection_refresh_task, "retry", fake_retry)
+    with pytest.raises(RuntimeError, match="retry scheduled"):
+        tasks.connection_refresh_task.run(connection.id)
+    assert 15 <= retries[0] <= 300
+
+    tasks.connection_refresh_task.run(connection.id)  # platform back: refreshed
+    connection.refresh_from_db()
+    assert connection.last_refreshed_at is not None
+    services.connection_disconnect(connection_id=connection.id, actor=None)
+    tasks.connection_refresh_task.run(connection.id)  # not live: nothing to do, no error
