@@ -120,6 +120,24 @@ TOKEN_REFRESH_LEEWAY = timedelta(minutes=2)
 TOKEN_REFRESH_BATCH_SIZE = 500
 REFRESH_TOKEN_WARNING_DAYS = (30, 7, 1)
 
+# --- Order sync (marketplace/orders) ------------------------------------------------
+# Push retries: exponential backoff with jitter, bounded; then "failed" until an admin retries.
+PUSH_BACKOFF_BASE = 5.0  # seconds; tests shrink it with settings overrides
+PUSH_BACKOFF_CAP = 300.0  # below the Redis visibility_timeout, so countdowns are safe
+PUSH_MAX_FAILURES = 8
+PUSH_RATE_LIMIT_DEFAULT_WAIT = 30.0  # a 429 without Retry-After / X-Rate-Limit-Reset
+# A push claims its order for this long (no row lock across HTTP); it must exceed the
+# longest push: two attempts of connect+read timeouts plus a token refresh.
+PUSH_LEASE_SECONDS = 120.0
+# The sweeper re-enqueues pending pushes older than this (their wake-up was lost).
+PUSH_SWEEP_GRACE_SECONDS = 30.0
+PUSH_SWEEP_BATCH_SIZE = 500
+# Pull: the platform recommends at most 2 order listings a second per seller.
+PLATFORM_LIST_RATE_PER_SECOND = 2.0
+PULL_PAGE_SIZE = 50
+PULL_CURSOR_OVERLAP = timedelta(minutes=2)  # re-read a little: clocks drift
+PULL_LEASE_SECONDS = 300.0
+
 # --- Django --------------------------------------------------------------------
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -278,6 +296,19 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
         "task": "sellers.tasks.refresh_token_expiry_sweep_task",
         "schedule": 3600.0,
     },
+    # Orders: re-enqueue due/lost pushes, pull every connected seller, prune the call log.
+    "order-sync-sweep": {
+        "task": "marketplace.orders.tasks.order_sync_sweep_task",
+        "schedule": 30.0,
+    },
+    "seller-pull-fan-out": {
+        "task": "marketplace.orders.tasks.seller_pull_fan_out_task",
+        "schedule": 90.0,
+    },
+    "platform-call-prune": {
+        "task": "marketplace.orders.tasks.platform_call_prune_task",
+        "schedule": 86400.0,
+    },
 }
 
 # --- Logging -------------------------------------------------------------------------
@@ -303,5 +334,8 @@ LOGGING = {
     "loggers": {
         "django.db.backends": {"level": "INFO"},
         "urllib3": {"level": "WARNING"},
+        # runserver's request lines carry the OAuth callback's ?code=…: route them
+        # through the redacting handler instead of Django's default one.
+        "django.server": {"handlers": ["console"], "level": "INFO", "propagate": False},
     },
 }

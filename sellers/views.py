@@ -81,6 +81,15 @@ def _connection_context(request: HttpRequest) -> dict:
 def portal(request: HttpRequest) -> HttpResponse:
     context = _connection_context(request)
     context["events"] = selectors.connection_events_for_seller(seller=request.seller, limit=5)
+    # Imported here: orders depend on sellers, not the other way round, except this page.
+    from marketplace.orders.selectors import order_sync_status_counts
+
+    counts = order_sync_status_counts(seller_id=request.seller.id)
+    context["order_counts"] = counts
+    context["order_total"] = sum(counts.values())
+    context["order_waiting"] = (
+        counts["pending"] + counts["retrying"] + counts["waiting_for_connection"]
+    )
     return render(request, "sellers/portal.html", context)
 
 

@@ -7,3 +7,6 @@ class OrdersConfig(AppConfig):
     name = "marketplace.orders"
     label = "orders"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from marketplace.orders import receivers  # noqa: F401 - connects the receivers

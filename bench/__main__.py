@@ -1,0 +1,219 @@
+"""``python -m bench`` (``make bench``): P1 push, P2 refresh, P3 pull, P4 pages.
+
+Every size is a flag with an environment default (``BENCH_P1_ORDERS=500 make bench``);
+``--smoke`` picks the small CI configuration, ``--only p1,p3`` a subset. Prints a table
+and writes ``bench/results.json`` (or ``--output``). Exits 1 when a benchmark crashes,
+and with ``--strict`` also when a goal is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from bench.harness import RESULTS_PATH, BenchEnvironment, log, machine_info, results_write, table
+
+SMOKE = {
+    "p1_orders": 100,
+    "p1_profile": 0,
+    "p2_small": 1000,
+    "p2_large": 5000,
+    "p2_refreshes": 40,
+    "p3_small": 50,
+    "p3_large": 250,
+    "p4_small_sellers": 10,
+    "p4_small_orders": 200,
+    "p4_large_sellers": 100,
+    "p4_large_orders": 2000,
+    "repeat": 3,
+}
+
+
+def _env_int(name: str, default: int) -> int:
+    return int(os.environ.get(f"BENCH_{name.upper()}", default))
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    add = parser.add_argument
+    add("--only", default=os.environ.get("BENCH_ONLY", "p1,p2,p3,p4"))
+    add("--smoke", action="store_true", help="tiny sizes for CI (correctness, not figures)")
+    add("--strict", action="store_true", help="exit 1 when a goal is missed")
+    add("--output", type=Path, default=Path(os.environ.get("BENCH_OUTPUT", RESULTS_PATH)))
+    add("--concurrency", type=int, default=_env_int("concurrency", 4))
+    add("--p1-orders", type=int, default=_env_int("p1_orders", 2000))
+    add("--p1-sellers", type=int, default=_env_int("p1_sellers", 4))
+    add("--p1-profile", type=int, default=_env_int("p1_profile", 0), help="cProfile N pushes")
+    add("--p2-small", type=int, default=_env_int("p2_small", 1000))
+    add("--p2-large", type=int, default=_env_int("p2_large", 100_000))
+    add("--p2-due", type=int, default=_env_int("p2_due", 200))
+    add("--p2-refreshes", type=int, default=_env_int("p2_refreshes", 200))
+    add("--p3-small", type=int, default=_env_int("p3_small", 200))
+    add("--p3-large", type=int, default=_env_int("p3_large", 2000))
+    add("--p4-small-sellers", type=int, default=_env_int("p4_small_sellers", 100))
+    add("--p4-small-orders", type=int, default=_env_int("p4_small_orders", 2000))
+    add("--p4-large-sellers", type=int, default=_env_int("p4_large_sellers", 10_000))
+    add("--p4-large-orders", type=int, default=_env_int("p4_large_orders", 200_000))
+    add("--repeat", type=int, default=_env_int("repeat", 7))
+    return parser
+
+
+def _rows(results: dict[str, Any]) -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]] = [("benchmark", "measured", "goal", "met")]
+
+    def met(flag: bool) -> str:
+        return "yes" if flag else "NO"
+
+    if p1 := results.get("p1"):
+        rows.append(
+            (
+                f"P1 push, {p1['orders']} orders, c={p1['concurrency']}, {p1['broker']}",
+                f"worker {p1['worker_orders_per_s']}/s vs bare {p1['baseline_orders_per_s']}/s"
+                f" = {p1['ratio']}",
+                ">= 0.85",
+                met(p1["ratio"] >= 0.85),
+            )
+        )
+    if p2 := results.get("p2"):
+        rows.append(
+            (
+                f"P2 due selector, {p2['stored_large']} vs {p2['stored_small']} stored",
+                f"{p2['select_large_ms']} ms vs {p2['select_small_ms']} ms = {p2['select_ratio']}x",
+                "<= 2x",
+                met(p2["select_ratio"] <= 2.0),
+            )
+        )
+        rows.append(
+            (
+                f"P2 refresh, {p2['refreshes']} grants, c={p2['concurrency']}",
+                f"vault {p2['vault_refreshes_per_s']}/s vs bare "
+                f"{p2['baseline_refreshes_per_s']}/s = {p2['refresh_ratio']}",
+                ">= 0.8",
+                met(p2["refresh_ratio"] >= 0.8),
+            )
+        )
+    if p3 := results.get("p3"):
+        rows.append(
+            (
+                f"P3 pull peak memory, {p3['large']} vs {p3['small']} changed",
+                f"{p3['peak_large_kib']} KiB vs {p3['peak_small_kib']} KiB = {p3['peak_ratio']}x",
+                "<= 1.2x",
+                met(p3["peak_ratio"] <= 1.2),
+            )
+        )
+        rows.append(
+            (
+                "P3 idle pull: list requests per seller",
+                str(p3["idle_list_requests_per_seller"]),
+                "1",
+                met(p3["idle_list_requests_per_seller"] == 1),
+            )
+        )
+    if p4 := results.get("p4"):
+        for key, page in p4["pages"].items():
+            rows.append(
+                (
+                    f"P4 {key}, {p4['large']['sellers']}/{p4['large']['orders']} vs "
+                    f"{p4['small']['sellers']}/{p4['small']['orders']}",
+                    f"{page['queries_large']} vs {page['queries_small']} queries; "
+                    f"{page['ms_large']} ms vs {page['ms_small']} ms = {page['ratio']}x",
+                    "= queries, <= 2x",
+                    met(page["queries_small"] == page["queries_large"] and page["ratio"] <= 2.0),
+                )
+            )
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.smoke:
+        for key, value in SMOKE.items():
+            setattr(args, key, value)
+    selected = [name.strip().lower() for name in args.only.split(",") if name.strip()]
+    output: Path = args.output
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text("{}\n")
+    results: dict[str, Any] = {}
+    failed: list[str] = []
+    started = time.monotonic()
+    env = BenchEnvironment(suffix="bench_smoke" if args.smoke else "bench").start()
+    log(f"database {env.vendor}, broker {env.broker.split('@')[-1]}, sandbox {env.sandbox.port}")
+    try:
+        from bench import pages, pull, push, refresh
+
+        runs = {
+            "p1": lambda: push.run(
+                env,
+                orders=args.p1_orders,
+                concurrency=args.concurrency,
+                sellers=args.p1_sellers,
+                profile=args.p1_profile,
+            ),
+            "p2": lambda: refresh.run(
+                env,
+                small=args.p2_small,
+                large=args.p2_large,
+                due=min(args.p2_due, args.p2_small),
+                refreshes=args.p2_refreshes,
+                concurrency=args.concurrency,
+                repeat=args.repeat * 2,
+            ),
+            "p3": lambda: pull.run(env, small=args.p3_small, large=args.p3_large),
+            "p4": lambda: pages.run(
+                env,
+                small_sellers=args.p4_small_sellers,
+                small_orders=args.p4_small_orders,
+                large_sellers=args.p4_large_sellers,
+                large_orders=args.p4_large_orders,
+                repeat=args.repeat,
+            ),
+        }
+        for name in selected:
+            if name not in runs:
+                raise SystemExit(f"unknown benchmark {name!r}; choose from {', '.join(runs)}")
+            log(f"--- {name.upper()}")
+            section_started = time.monotonic()
+            try:
+                results[name] = runs[name]()
+                results[name]["seconds"] = round(time.monotonic() - section_started, 1)
+            except Exception as exc:
+                traceback.print_exc()
+                failed.append(name)
+                results[name] = {"error": f"{type(exc).__name__}: {exc}"}
+            results_write(output, name, results[name])
+    finally:
+        env.stop()
+    results_write(
+        output,
+        "run",
+        {
+            "seconds": round(time.monotonic() - started, 1),
+            "selected": selected,
+            "smoke": args.smoke,
+            "failed": failed,
+        },
+    )
+    profile = results.get("p1", {}).get("profile")
+    if profile:
+        print(profile)
+    print()
+    print(f"Machine: {machine_info()}")
+    print(table(_rows({k: v for k, v in results.items() if "error" not in v})))
+    for name in failed:
+        print(f"{name.upper()} FAILED: {results[name]['error']}")
+    missed = [k for k, v in results.items() if v.get("goal_met") is False]
+    if missed:
+        print(f"Goals missed: {', '.join(missed)}")
+    print(f"Results: {output} ({time.monotonic() - started:.0f}s)")
+    if failed or (args.strict and missed):
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

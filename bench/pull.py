@@ -1,0 +1,233 @@
+"""P3 — pull: memory of an incremental pull of 10k changed orders vs 1k, and the cost of
+a pull with nothing new.
+
+Two sellers hold ``small`` and ``large`` orders, placed at the sandbox with PUTs and then
+all shipped by the sandbox's simulated seller (auto-ship), so each seller's next pull
+lists, fetches, stores and settles every one of its orders. Each of those pulls runs in a
+fresh subprocess (``python -m bench.pull child SELLER_ID``) with ``tracemalloc`` started
+just before ``seller_pull``: its peak is the pull's own memory. Pages are processed one at
+a time, so the peak should not grow with the number of orders: goal ratio <= 1.2.
+
+Then each seller is pulled again with nothing new: the sandbox's request counters must
+show exactly one listing request per seller (and no fulfillment reads).
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+import requests
+
+from bench.harness import (
+    REPO_DIR,
+    BenchEnvironment,
+    log,
+    orders_insert,
+    platform_sellers_create,
+    seller_connect,
+    sellers_create,
+    wait_until,
+)
+
+
+def _place(api_url: str, jobs: list[tuple[str, str, dict]], concurrency: int = 8) -> None:
+    work: queue.Queue = queue.Queue()
+    for job in jobs:
+        work.put(job)
+    errors: list[str] = []
+
+    def run() -> None:
+        session = requests.Session()
+        while True:
+            try:
+                token, number, payload = work.get_nowait()
+            except queue.Empty:
+                return
+            response = session.put(
+                f"{api_url}/orders/{number}",
+                json=payload,
+                headers={"Authorization": f"Bearer {token}"},
+                timeout=(5, 30),
+            )
+            if response.status_code not in (200, 201):
+                errors.append(f"{number}: {response.status_code} {response.text[:200]}")
+
+    threads = [threading.Thread(target=run) for _ in range(concurrency)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise RuntimeError(f"placing orders failed: {errors[:3]}")
+
+
+def _endpoint_total(state: dict[str, Any], endpoint: str) -> int:
+    return sum(state["requests"]["by_endpoint"].get(endpoint, {}).values())
+
+
+def _pull_in_child(env: BenchEnvironment, seller_id: int) -> dict[str, Any]:
+    completed = subprocess.run(
+        [sys.executable, "-m", "bench.pull", "child", str(seller_id)],
+        cwd=REPO_DIR,
+        env=env.child_env(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    if completed.returncode != 0:
+        raise RuntimeError(f"pull child failed:\n{completed.stderr[-3000:]}")
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def run(env: BenchEnvironment, *, small: int = 1000, large: int = 10_000) -> dict[str, Any]:
+    from marketplace.orders.models import Order
+    from marketplace.orders.payloads import order_payload
+    from marketplace.orders.services.pull import seller_pull
+
+    assert env.sandbox is not None
+    sandbox = env.sandbox
+    env.flush()
+    sandbox.reset(keep_accounts=True)
+    sellers = sellers_create(count=2, prefix="p3")
+    names = platform_sellers_create(sandbox, sellers)
+    connections = [
+        seller_connect(sandbox, seller, name) for seller, name in zip(sellers, names, strict=True)
+    ]
+    sizes = {sellers[0].id: small, sellers[1].id: large}
+    jobs = []
+    for seller, connection in zip(sellers, connections, strict=True):
+        orders_insert(
+            seller_ids=[seller.id],
+            count=sizes[seller.id],
+            prefix=f"P3-{seller.id}",
+            sync_status="synced",
+        )
+        token = connection.access_token
+        orders = Order.objects.filter(seller=seller).prefetch_related("lines").order_by("id")
+        jobs += [(token, o.mp_order_number, order_payload(o)) for o in orders.iterator(2000)]
+    log(f"P3 placing {len(jobs)} orders at the sandbox")
+    started = time.perf_counter()
+    _place(sandbox.api_url, jobs)
+    log(f"P3 placed in {time.perf_counter() - started:.0f}s; the simulated seller ships them")
+    sandbox.set_auto_ship(0)
+    wait_until(
+        lambda: (
+            sandbox.state()["orders"]["by_fulfillment_status"].get("COMPLETE", 0) >= small + large
+        ),
+        timeout=900,
+        interval=1.0,
+        what="the sandbox to ship every order",
+    )
+    sandbox.set_auto_ship(None)
+
+    pulls: dict[str, Any] = {}
+    for seller in sellers:
+        size = sizes[seller.id]
+        log(f"P3 pulling {size} changed orders in a fresh process")
+        child = _pull_in_child(env, seller.id)
+        if child["error"] or child["fetched"] != size:
+            raise RuntimeError(f"pull of {size} orders went wrong: {child}")
+        pulls[str(size)] = child
+
+    # A pull right after the burst re-lists what changed within PULL_CURSOR_OVERLAP of the
+    # cursor (orders are skipped, pages are not). The steady state is measured after one
+    # more change lands past the overlap window (sandbox clock moved forward).
+    from django.conf import settings
+
+    def idle_pull(seller_id: int) -> dict[str, Any]:
+        before = sandbox.state()
+        again = seller_pull(seller_id=seller_id)
+        after = sandbox.state()
+        return {
+            "list_requests": _endpoint_total(after, "list_orders")
+            - _endpoint_total(before, "list_orders"),
+            "fulfillment_reads": _endpoint_total(after, "fulfillments")
+            - _endpoint_total(before, "fulfillments"),
+            "error": again.error,
+        }
+
+    after_burst = {str(sizes[s.id]): idle_pull(s.id) for s in sellers}
+    sandbox.shift_clock(settings.PULL_CURSOR_OVERLAP.total_seconds() + 60)
+    for seller, name, connection in zip(sellers, names, connections, strict=True):
+        number = f"P3-LATE-{seller.id}"
+        _, _, payload = jobs[0]
+        _place(
+            sandbox.api_url,
+            [(connection.access_token, number, {**payload, "mp_order_number": number})],
+            1,
+        )
+        sandbox.ship(number, seller=name)
+        seller_pull(seller_id=seller.id)  # catches up (re-lists the burst once more)
+    idle = {str(sizes[s.id]): idle_pull(s.id) for s in sellers}
+
+    small_peak = pulls[str(small)]["peak_bytes"]
+    large_peak = pulls[str(large)]["peak_bytes"]
+    result: dict[str, Any] = {
+        "database": env.vendor,
+        "small": small,
+        "large": large,
+        "pulls": pulls,
+        "peak_small_kib": round(small_peak / 1024),
+        "peak_large_kib": round(large_peak / 1024),
+        "peak_ratio": round(large_peak / small_peak, 3),
+        "goal_peak_ratio": 1.2,
+        "idle_pull_after_burst": after_burst,
+        "idle_pull": idle,
+        "after_burst_list_requests_per_seller": max(
+            v["list_requests"] for v in after_burst.values()
+        ),
+        "idle_list_requests_per_seller": max(v["list_requests"] for v in idle.values()),
+        "large_orders_per_s": round(large / pulls[str(large)]["seconds"], 1),
+    }
+    result["goal_met"] = result["peak_ratio"] <= result["goal_peak_ratio"] and all(
+        v["list_requests"] == 1 and v["fulfillment_reads"] == 0 for v in idle.values()
+    )
+    return result
+
+
+def _child(seller_id: int) -> None:
+    import tracemalloc
+
+    import django
+
+    django.setup()
+    from marketplace.orders.services.pull import seller_pull
+
+    tracemalloc.start()
+    base, _ = tracemalloc.get_traced_memory()
+    started = time.perf_counter()
+    result = seller_pull(seller_id=seller_id)
+    seconds = time.perf_counter() - started
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    print(
+        json.dumps(
+            {
+                "seller_id": seller_id,
+                "peak_bytes": peak - base,
+                "seconds": round(seconds, 2),
+                "pages": result.pages,
+                "listed": result.listed,
+                "fetched": result.fetched,
+                "changed": result.changed,
+                "settled": result.settled,
+                "error": result.error,
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "child":
+        _child(int(sys.argv[2]))
+    else:
+        sys.exit(
+            "usage: python -m bench.pull child SELLER_ID (run the benchmark via python -m bench)"
+        )

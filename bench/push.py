@@ -1,0 +1,174 @@
+"""P1 — push throughput: one real Celery worker against a bare keep-alive ``requests`` loop.
+
+Both sides PUT the same payloads (``order_payload`` of the same orders) to a freshly reset
+sandbox with the same concurrency (the worker's ``--concurrency`` = the loop's threads),
+so the sandbox does the same work (creates) for both.
+
+* baseline: threads, one keep-alive ``requests.Session`` each, PUT every payload.
+* worker: the orders' sync rows are pending; the worker is started and ready, then the
+  clock starts, every push task is enqueued (as intake would on commit) and the clock
+  stops when every sync row is ``synced``. Enqueueing is inside the measured time.
+
+``--profile N`` also runs ``order_push`` for N extra orders in this process under cProfile
+(sequentially) and prints where the time goes.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import io
+import pstats
+import queue
+import threading
+import time
+from typing import Any
+
+import requests
+
+from bench.harness import (
+    CLIENT_ID,
+    BenchEnvironment,
+    log,
+    orders_insert,
+    platform_sellers_create,
+    seller_connect,
+    sellers_create,
+    wait_until,
+)
+
+
+def _baseline(api_url: str, jobs: list[tuple[str, str, dict]], concurrency: int) -> float:
+    """PUT every (token, number, payload) with ``concurrency`` keep-alive sessions."""
+    work: queue.Queue = queue.Queue()
+    for job in jobs:
+        work.put(job)
+    errors: list[str] = []
+
+    def run() -> None:
+        session = requests.Session()
+        while True:
+            try:
+                token, number, payload = work.get_nowait()
+            except queue.Empty:
+                return
+            response = session.put(
+                f"{api_url}/orders/{number}",
+                json=payload,
+                headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
+                timeout=(5, 20),
+            )
+            if response.status_code not in (200, 201):
+                errors.append(f"{number}: {response.status_code}")
+
+    threads = [threading.Thread(target=run) for _ in range(concurrency)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - started
+    if errors:
+        raise RuntimeError(f"baseline PUTs failed: {errors[:5]}")
+    return elapsed
+
+
+def _profile(env: BenchEnvironment, order_ids: list[int]) -> str:
+    from marketplace.orders.services.push import order_push
+
+    profiler = cProfile.Profile()
+    started = time.perf_counter()
+    profiler.enable()
+    for order_id in order_ids:
+        order_push(order_id=order_id)
+    profiler.disable()
+    elapsed = time.perf_counter() - started
+    out = io.StringIO()
+    stats = pstats.Stats(profiler, stream=out).sort_stats("cumulative")
+    stats.print_stats(35)
+    return f"{len(order_ids)} pushes in one thread: {len(order_ids) / elapsed:.0f}/s\n" + (
+        out.getvalue()
+    )
+
+
+def run(
+    env: BenchEnvironment,
+    *,
+    orders: int = 2000,
+    concurrency: int = 4,
+    sellers: int = 4,
+    profile: int = 0,
+) -> dict[str, Any]:
+    from django.db import transaction
+
+    from marketplace.orders.models import Order, OrderSync
+    from marketplace.orders.payloads import order_payload
+    from marketplace.orders.tasks import order_push_task
+
+    assert env.sandbox is not None
+    sandbox = env.sandbox
+    env.flush()
+    sandbox.reset(keep_accounts=True)
+    bench_sellers = sellers_create(count=sellers, prefix="p1")
+    names = platform_sellers_create(sandbox, bench_sellers)
+    order_ids = orders_insert(
+        seller_ids=[s.id for s in bench_sellers], count=orders, prefix="P1", sync_status="synced"
+    )
+    seller_index = {s.id: i for i, s in enumerate(bench_sellers)}
+    payloads = [
+        (seller_index[o.seller_id], o.mp_order_number, order_payload(o))
+        for o in Order.objects.filter(id__in=order_ids).prefetch_related("lines").order_by("id")
+    ]
+
+    # Baseline: the same PUTs from a bare loop, with tokens minted for the same sellers.
+    tokens = [sandbox.mint_tokens(CLIENT_ID, name)["access_token"] for name in names]
+    jobs = [(tokens[i], number, payload) for i, number, payload in payloads]
+    log(f"P1 baseline: {orders} PUTs, {concurrency} keep-alive sessions")
+    baseline_seconds = _baseline(sandbox.api_url, jobs, concurrency)
+
+    # The worker: a clean sandbox again, real grants in the vault, sync rows pending.
+    sandbox.reset(keep_accounts=True)
+    for seller, name in zip(bench_sellers, names, strict=True):
+        seller_connect(sandbox, seller, name)
+    OrderSync.objects.filter(order_id__in=order_ids).update(
+        status=OrderSync.Status.PENDING, pushed_version=0, last_pushed_at=None
+    )
+    worker = env.worker(concurrency=concurrency, name="p1")
+    ready_seconds = worker.start()
+    log(f"P1 worker ready in {ready_seconds:.1f}s; enqueueing {orders} pushes")
+    started = time.perf_counter()
+    with transaction.atomic():
+        for order_id in order_ids:
+            transaction.on_commit(lambda order_id=order_id: order_push_task.delay(order_id))
+    enqueued = time.perf_counter() - started
+    synced = OrderSync.objects.filter(order_id__in=order_ids, status=OrderSync.Status.SYNCED)
+    wait_until(
+        lambda: synced.count() == orders,
+        timeout=max(120.0, orders / 5),
+        interval=0.05,
+        what=f"{orders} orders synced ({worker.log_tail(800)})",
+    )
+    worker_seconds = time.perf_counter() - started
+    worker.stop()
+    at_sandbox = sandbox.state()["orders"]["total"]
+    if at_sandbox != orders:
+        raise RuntimeError(f"sandbox holds {at_sandbox} orders, expected {orders}")
+
+    result: dict[str, Any] = {
+        "orders": orders,
+        "concurrency": concurrency,
+        "sellers": sellers,
+        "broker": "redis" if env.broker != "filesystem" else "filesystem",
+        "database": env.vendor,
+        "baseline_orders_per_s": round(orders / baseline_seconds, 1),
+        "worker_orders_per_s": round(orders / worker_seconds, 1),
+        "enqueue_seconds": round(enqueued, 2),
+        "ratio": round(baseline_seconds / worker_seconds, 3),
+        "goal_ratio": 0.85,
+    }
+    result["goal_met"] = result["ratio"] >= result["goal_ratio"]
+    if profile:
+        extra = orders_insert(
+            seller_ids=[s.id for s in bench_sellers], count=profile, prefix="P1PROF"
+        )
+        result["profile"] = _profile(env, extra)
+    return result

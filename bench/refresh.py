@@ -1,0 +1,231 @@
+"""P2 — token refresh: the sweep's selector at scale, and the vault's refresh throughput.
+
+Selector: ``sellers.selectors.connections_due_for_refresh`` exactly as the sweep runs it
+(ids, one batch of ``TOKEN_REFRESH_BATCH_SIZE``) with the same number of due connections
+(``--due``) among 1k and then 100k stored ones; the others expire 1-24 h ahead. Indexed,
+its time follows the due rows, not the table: goal ratio <= 2. Rows go in with COPY.
+
+Throughput: ``connection_refresh`` (row lock, decrypt, Authlib POST, encrypt, save,
+timeline event, call log) over N connections whose tokens are due, against a bare
+``requests`` loop POSTing ``grant_type=refresh_token`` for N other grants, with the same
+number of threads. Goal: vault >= 0.8 x baseline.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from datetime import timedelta
+from typing import Any
+
+import requests
+
+from bench.harness import (
+    CLIENT_ID,
+    CLIENT_SECRET,
+    BenchEnvironment,
+    bulk_insert,
+    log,
+    platform_sellers_create,
+    seller_connect,
+    sellers_create,
+    timed,
+)
+
+
+def _connections_insert(*, count: int, due: int, prefix: str) -> float:
+    """``count`` connected sellers, ``due`` of them expiring now; returns rows/s."""
+    from django.utils import timezone
+
+    from sellers import vault
+    from sellers.models import PlatformConnection
+
+    started = time.perf_counter()
+    sellers = sellers_create(count=count, prefix=prefix)
+    now = timezone.now()
+    cipher = vault.token_encrypt("bench-not-a-real-token")
+    span = 23 * 3600
+
+    def row(i: int, seller_id: int) -> dict[str, Any]:
+        expires = (
+            now + timedelta(seconds=30 + i % 60)
+            if i < due
+            else now + timedelta(seconds=3600 + (i * 7919) % span)
+        )
+        return {
+            "seller_id": seller_id,
+            "state": PlatformConnection.State.CONNECTED,
+            "access_token_ciphertext": cipher,
+            "refresh_token_ciphertext": cipher,
+            "access_token_expires_at": expires,
+            "refresh_token_expires_at": now + timedelta(days=300),
+            "connected_at": now,
+            "generation": 1,
+        }
+
+    bulk_insert(PlatformConnection, (row(i, s.id) for i, s in enumerate(sellers)))
+    elapsed = time.perf_counter() - started
+    return count * 3 / elapsed  # users + sellers + connections
+
+
+def _select_due() -> list[int]:
+    from django.conf import settings
+    from django.utils import timezone
+
+    from sellers.selectors import connections_due_for_refresh
+
+    query = connections_due_for_refresh(now=timezone.now()).values_list("id", flat=True)
+    return list(query[: settings.TOKEN_REFRESH_BATCH_SIZE])
+
+
+def _explain() -> str:
+    from django.conf import settings
+    from django.db import connection
+    from django.utils import timezone
+
+    from sellers.selectors import connections_due_for_refresh
+
+    query = connections_due_for_refresh(now=timezone.now()).values_list("id", flat=True)
+    query = query[: settings.TOKEN_REFRESH_BATCH_SIZE]
+    if connection.vendor == "postgresql":
+        return query.explain(analyze=True)
+    return query.explain()
+
+
+def _threads(work: list[Any], concurrency: int, call: Any) -> float:
+    items: queue.Queue = queue.Queue()
+    for item in work:
+        items.put(item)
+    errors: list[str] = []
+
+    def run() -> None:
+        from django.db import connection
+
+        try:
+            while True:
+                try:
+                    item = items.get_nowait()
+                except queue.Empty:
+                    return
+                try:
+                    call(item)
+                except Exception as exc:
+                    errors.append(f"{type(exc).__name__}: {exc}")
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run) for _ in range(concurrency)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - started
+    if errors:
+        raise RuntimeError(f"{len(errors)} refreshes failed: {errors[:3]}")
+    return elapsed
+
+
+def run(
+    env: BenchEnvironment,
+    *,
+    small: int = 1000,
+    large: int = 100_000,
+    due: int = 200,
+    refreshes: int = 200,
+    concurrency: int = 4,
+    repeat: int = 15,
+) -> dict[str, Any]:
+    from django.utils import timezone
+
+    from sellers.models import PlatformConnection
+    from sellers.services import connection_refresh
+
+    assert env.sandbox is not None
+    sandbox = env.sandbox
+    env.flush()
+    sandbox.reset(keep_accounts=True)
+
+    log(f"P2 selector: {small} stored connections ({due} due)")
+    insert_rate = _connections_insert(count=small, due=due, prefix="p2a")
+    small_seconds, small_ids = timed(_select_due, repeat=repeat)
+    log(f"P2 selector: adding {large - small} connections")
+    insert_rate_large = _connections_insert(count=large - small, due=0, prefix="p2b")
+    from django.db import connection
+
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE sellers_platformconnection")
+    large_seconds, large_ids = timed(_select_due, repeat=repeat)
+    if len(small_ids) != due or len(large_ids) != due:
+        raise RuntimeError(f"selector found {len(small_ids)}/{len(large_ids)}, expected {due}")
+    explain = _explain()
+
+    # Throughput: real grants at the sandbox, half for the vault, half for the loop.
+    log(f"P2 refresh: {refreshes} vault refreshes vs {refreshes} bare POSTs")
+    PlatformConnection.objects.all().delete()
+    sellers = sellers_create(count=refreshes, prefix="p2r")
+    names = platform_sellers_create(sandbox, sellers[:1])
+    for seller in sellers:
+        seller_connect(sandbox, seller, names[0])
+    baseline_tokens = [
+        sandbox.mint_tokens(CLIENT_ID, names[0])["refresh_token"] for _ in range(refreshes)
+    ]
+    PlatformConnection.objects.update(access_token_expires_at=timezone.now())
+    ids = list(PlatformConnection.objects.values_list("id", flat=True))
+
+    token_url = sandbox.api_url + "/access_token"
+    local = threading.local()
+
+    def bare(refresh_token: str) -> None:
+        session = getattr(local, "session", None)
+        if session is None:
+            session = local.session = requests.Session()
+        response = session.post(
+            token_url,
+            data={
+                "grant_type": "refresh_token",
+                "refresh_token": refresh_token,
+                "client_id": CLIENT_ID,
+                "client_secret": CLIENT_SECRET,
+            },
+            timeout=(5, 20),
+        )
+        if response.status_code != 200 or "access_token" not in response.json():
+            raise RuntimeError(f"refresh answered {response.status_code}")
+
+    baseline_seconds = _threads(baseline_tokens, concurrency, bare)
+    vault_seconds = _threads(ids, concurrency, lambda i: connection_refresh(connection_id=i))
+    refreshed = PlatformConnection.objects.filter(
+        access_token_expires_at__gt=timezone.now() + timedelta(minutes=30)
+    ).count()
+    if refreshed != refreshes:
+        raise RuntimeError(f"only {refreshed} of {refreshes} connections were refreshed")
+    reuse = sandbox.state()["counters"]["refresh_token_reuse"]
+
+    result: dict[str, Any] = {
+        "database": env.vendor,
+        "stored_small": small,
+        "stored_large": large,
+        "due": due,
+        "insert_rows_per_s": round(min(insert_rate, insert_rate_large)),
+        "select_small_ms": round(small_seconds * 1000, 2),
+        "select_large_ms": round(large_seconds * 1000, 2),
+        "select_ratio": round(large_seconds / small_seconds, 2),
+        "goal_select_ratio": 2.0,
+        "explain": explain,
+        "refreshes": refreshes,
+        "concurrency": concurrency,
+        "baseline_refreshes_per_s": round(refreshes / baseline_seconds, 1),
+        "vault_refreshes_per_s": round(refreshes / vault_seconds, 1),
+        "refresh_ratio": round(baseline_seconds / vault_seconds, 3),
+        "goal_refresh_ratio": 0.8,
+        "refresh_token_reuse": reuse,
+    }
+    result["goal_met"] = (
+        result["select_ratio"] <= result["goal_select_ratio"]
+        and result["refresh_ratio"] >= result["goal_refresh_ratio"]
+        and reuse == 0
+    )
+    return result

@@ -1,0 +1,518 @@
+"""``python -m bench.soak`` (``make soak``): faults, a killed worker, a broker restart and
+expiring tokens, then an order-by-order comparison of the sandbox with the marketplace.
+
+The run (settings: ``bench.soak_settings``, short timeouts, backoffs and leases):
+
+1. Sellers connect (grants minted at the sandbox, stored through the vault); ~10 % of the
+   sandbox's answers become faults: 429 with Retry-After, 500, 503, malformed JSON, hangs
+   past the client's read timeout, and PUTs whose answer is lost after the write. The
+   sandbox's simulated seller ships every AWAITING_SHIPMENT order a few seconds after it
+   arrives (auto-ship).
+2. Orders arrive through the intake service over the feed period: most AWAITING_SHIPMENT,
+   some PENDING and moved to AWAITING_SHIPMENT later, some cancelled right away, and a few
+   deliberately invalid ones (country ``ZZZ``: our intake checks the format only, the
+   platform rejects them with 400).
+3. One Celery worker pushes and pulls. This process plays beat: it runs the push sweeper,
+   the token refresh sweep and the pull fan-out on timers.
+4. During the feed: the sandbox expires every access token; our side marks every token as
+   due so the refresh sweep rotates them all; the worker is SIGKILLed (with its pool) and
+   restarted; the broker restarts (Redis: a private redis-server of this run is shut down
+   without saving and started again; the filesystem broker: its messages are deleted).
+5. Drain: wait until every valid order is SHIPPED or CANCELLED and synced. Then compare,
+   order by order: lost (missing at the platform, or the platform's state differs), state
+   history duplicated or out of order, shipped quantities that differ, refresh-token
+   reuses, failures left (other than the invalid orders), time to drain.
+
+Exits 1 if a goal is missed. ``--smoke``: 200 orders, 75 s, no worker kill, no broker
+restart (the CI run shares the machine's Redis with the test suite; see docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import itertools
+import math
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from bench.harness import (
+    RESULTS_PATH,
+    BenchEnvironment,
+    log,
+    platform_sellers_create,
+    seller_connect,
+    sellers_create,
+    table,
+)
+
+RANK = {"PENDING": 0, "AWAITING_SHIPMENT": 1, "SHIPPED": 2, "CANCELLED": 2}
+INVALID_COUNTRY = "ZZZ"
+
+
+def fault_rules(rate: float, seed: int = 11) -> list[dict[str, Any]]:
+    """The mix, as fractions of every platform call (rules are tried in order)."""
+    share = {
+        "rate_limit": 0.22,
+        "server_error": 0.2,
+        "unavailable": 0.2,
+        "malformed_json": 0.16,
+        "hang": 0.1,
+    }
+    rules: list[dict[str, Any]] = []
+    for n, (kind, part) in enumerate(share.items()):
+        rule: dict[str, Any] = {
+            "endpoint": "*",
+            "kind": kind,
+            "probability": round(rate * part, 4),
+            "seed": seed + n,
+        }
+        if kind == "rate_limit":
+            rule["retry_after"] = 1
+        if kind == "hang":
+            rule["hang_seconds"] = 3.0  # > the soak's 2 s read timeout
+        rules.append(rule)
+    # The write happens, the answer is lost: the push must be repeated, idempotently.
+    rules.append(
+        {
+            "endpoint": "put_order",
+            "kind": "server_error",
+            "after_view": True,
+            "probability": round(rate * 0.12, 4),
+            "seed": seed + 99,
+        }
+    )
+    return rules
+
+
+def _order_body(number: str, seller_username: str, state: str, country: str) -> dict[str, Any]:
+    from datetime import UTC, datetime, timedelta
+
+    purchased = datetime.now(UTC) - timedelta(days=1)
+    return {
+        "mp_order_number": number,
+        "seller": seller_username,
+        "marketplace_state": state,
+        "sales_channel": "EU",
+        "purchase_date": purchased.isoformat(),
+        "currency": "EUR",
+        "customer": {"full_name": "Soak Buyer", "email": "buyer@example.com"},
+        "shipping_address": {
+            "full_name": "Soak Buyer",
+            "address1": "1 Soak Street",
+            "city": "Lyon",
+            "postal_code": "69001",
+            "country_code": country,
+        },
+        "order_lines": [
+            {
+                "mp_line_number": "1",
+                "sku": "SKU-1",
+                "product_name": "Mug",
+                "quantity": 2,
+                "unit_price": "12.50",
+            },
+            {
+                "mp_line_number": "2",
+                "sku": "SKU-2",
+                "product_name": "Plate",
+                "quantity": 1,
+                "unit_price": "8.00",
+            },
+        ],
+    }
+
+
+class Soak:
+    def __init__(self, env: BenchEnvironment, args: argparse.Namespace) -> None:
+        self.env = env
+        self.args = args
+        self.sandbox = env.sandbox
+        self.events: list[dict[str, Any]] = []
+        self.errors: dict[str, int] = {}
+        self.invalid: set[str] = set()
+        self.later: list[tuple[float, str, str]] = []  # (when, number, action)
+
+    def note(self, what: str, **detail: Any) -> None:
+        log(f"soak: {what} {detail if detail else ''}")
+        self.events.append(
+            {"at": round(time.monotonic() - self.started, 1), "what": what, **detail}
+        )
+
+    def guarded(self, name: str, call: Any) -> Any:
+        """Run a beat job or an intake call; a broker outage must not stop the run."""
+        try:
+            return call()
+        except Exception as exc:
+            self.errors[name] = self.errors.get(name, 0) + 1
+            if self.errors[name] <= 3:
+                log(f"soak: {name} raised {type(exc).__name__}: {exc}")
+            with contextlib.suppress(Exception):
+                from django.db import connection
+
+                connection.close()
+            return None
+
+    def setup(self) -> None:
+        args = self.args
+        seller_count = max(args.sellers, math.ceil(args.orders / 800))
+        self.sellers = sellers_create(count=seller_count, prefix="soak")
+        self.names = platform_sellers_create(self.sandbox, self.sellers)
+        for seller, name in zip(self.sellers, self.names, strict=True):
+            seller_connect(self.sandbox, seller, name)
+        self.sandbox.set_auto_ship(args.auto_ship)
+        self.sandbox.set_faults(*fault_rules(args.fault_rate))
+        self.worker = self.env.worker(concurrency=args.concurrency, name="soak")
+        self.worker.start()
+
+    # --- the feed ------------------------------------------------------------------
+
+    def create(self, i: int) -> None:
+        from marketplace.orders.intake_schema import OrderIn
+        from marketplace.orders.services.intake import order_create
+
+        seller = self.sellers[i % len(self.sellers)]
+        number = f"SOAK-{i:06d}"
+        invalid = i % max(1, self.args.orders // max(1, self.args.invalid)) == 3
+        state = "PENDING" if i % 10 == 5 else "AWAITING_SHIPMENT"
+        country = INVALID_COUNTRY if invalid else "FRA"
+        body = _order_body(number, seller.user.username, state, country)
+        if invalid:
+            self.invalid.add(number)
+        self.guarded("intake", lambda: order_create(data=OrderIn.model_validate(body)))
+        now = time.monotonic()
+        if state == "PENDING":
+            self.later.append((now + 8, number, "AWAITING_SHIPMENT"))
+        elif i % 25 == 7 and not invalid:
+            self.later.append((now + 0.5, number, "CANCELLED"))
+
+    def due_changes(self) -> None:
+        from marketplace.orders.services.intake import order_state_change
+
+        now = time.monotonic()
+        keep = []
+        for when, number, state in self.later:
+            if when > now:
+                keep.append((when, number, state))
+                continue
+            self.guarded(
+                "state_change",
+                lambda n=number, s=state: order_state_change(mp_order_number=n, state=s),
+            )
+        self.later = keep
+
+    # --- beat ---------------------------------------------------------------------------
+
+    def beat(self, now: float) -> None:
+        from marketplace.orders.services.pull import sellers_pull_fan_out
+        from marketplace.orders.services.push import order_sync_sweep
+        from sellers.services import connection_refresh_sweep
+
+        if now >= self.next_sweep:
+            self.guarded("order_sync_sweep", order_sync_sweep)
+            self.next_sweep = now + 3
+        if now >= self.next_refresh_sweep:
+            self.guarded("connection_refresh_sweep", connection_refresh_sweep)
+            self.next_refresh_sweep = now + 10
+        if now >= self.next_pull:
+            self.guarded("sellers_pull_fan_out", sellers_pull_fan_out)
+            self.next_pull = now + 4
+
+    # --- the incidents ----------------------------------------------------------------------
+
+    def incidents(self, progress: float) -> None:
+        args = self.args
+        if progress >= 0.3 and "expire" not in self.done:
+            self.done.add("expire")
+            expired = self.sandbox.expire_tokens()
+            self.note("sandbox expired every access token", expired=expired)
+        if progress >= 0.45 and "rotate" not in self.done:
+            self.done.add("rotate")
+            from django.utils import timezone
+
+            from sellers.models import PlatformConnection
+
+            marked = PlatformConnection.objects.update(access_token_expires_at=timezone.now())
+            self.note("every stored token marked due: the sweep rotates them", connections=marked)
+        if args.kill_worker and progress >= 0.55 and "kill" not in self.done:
+            self.done.add("kill")
+            self.worker.kill()
+            self.note("worker SIGKILLed (main process and pool)")
+            time.sleep(1)
+            self.worker.start()
+            self.note("worker restarted")
+        if args.broker_restart and progress >= 0.75 and "broker" not in self.done:
+            self.done.add("broker")
+            if self.env.redis is not None:
+                down = self.env.redis.restart()
+                self.note("redis SHUTDOWN NOSAVE and restarted", seconds_down=round(down, 2))
+            elif self.env.broker == "filesystem":
+                folder = Path(os.environ["CELERY_DATA_DIR"]) / "broker"
+                removed = 0
+                for message in folder.iterdir():
+                    with contextlib.suppress(OSError):
+                        message.unlink()
+                        removed += 1
+                self.note("filesystem broker emptied", messages_deleted=removed)
+            else:
+                self.note("broker restart skipped: no private redis-server available")
+
+    # --- drain and compare -------------------------------------------------------------------
+
+    def drained(self) -> bool:
+        from marketplace.orders.models import Order, OrderSync
+
+        valid = Order.objects.exclude(mp_order_number__in=self.invalid)
+        settled = valid.filter(
+            state__in=["SHIPPED", "CANCELLED"], sync__status=OrderSync.Status.SYNCED
+        )
+        invalid_done = OrderSync.objects.filter(
+            order__mp_order_number__in=self.invalid, status=OrderSync.Status.FAILED
+        ).count()
+        return settled.count() == self.args.orders - len(self.invalid) and invalid_done == len(
+            self.invalid
+        )
+
+    def platform_orders(self) -> dict[str, dict[str, Any]]:
+        found: dict[str, dict[str, Any]] = {}
+        for name in self.names:
+            rows = self.sandbox.control("GET", "/orders", seller=name, limit=1000)["orders"]
+            for row in rows:
+                found[row["mp_order_number"]] = row
+        return found
+
+    def compare(self) -> dict[str, Any]:
+        from marketplace.orders.models import Order, OrderSync, Shipment
+
+        platform = self.platform_orders()
+        shipped_here: dict[int, int] = {}
+        for line_order, quantity in Shipment.objects.values_list("line__order_id", "quantity"):
+            shipped_here[line_order] = shipped_here.get(line_order, 0) + quantity
+        lost, mismatched, duplicated, out_of_order, unsettled, shipped_differs = (
+            [],
+            [],
+            [],
+            [],
+            [],
+            [],
+        )
+        invalid_wrong = []
+        orders = Order.objects.select_related("sync").order_by("id")
+        for order in orders:
+            number = order.mp_order_number
+            remote = platform.get(number)
+            if number in self.invalid:
+                if remote is not None or order.sync.status != OrderSync.Status.FAILED:
+                    invalid_wrong.append(number)
+                continue
+            if remote is None:
+                lost.append(number)
+                continue
+            if remote["marketplace_state"] != order.state:
+                mismatched.append(number)
+            states = [h["state"] for h in remote["state_history"]]
+            if len(states) != len(set(states)):
+                duplicated.append(number)
+            ranks = [RANK.get(s, -1) for s in states]
+            if ranks != sorted(ranks) or any(a == b for a, b in itertools.pairwise(ranks)):
+                out_of_order.append(number)
+            if order.state not in ("SHIPPED", "CANCELLED"):
+                unsettled.append(number)
+            remote_shipped = sum(
+                s["quantity"]
+                for line in remote["fulfillments"].get("fulfillments", [])
+                for s in line.get("shipments", [])
+            )
+            if remote_shipped != shipped_here.get(order.id, 0):
+                shipped_differs.append(number)
+        failed = OrderSync.objects.filter(status=OrderSync.Status.FAILED).exclude(
+            order__mp_order_number__in=self.invalid
+        )
+        not_synced = OrderSync.objects.exclude(status=OrderSync.Status.SYNCED).exclude(
+            order__mp_order_number__in=self.invalid
+        )
+        state = self.sandbox.state()
+        from sellers.models import PlatformConnection
+
+        return {
+            "orders": orders.count(),
+            "at_platform": len(platform),
+            "lost": len(lost) + len(mismatched),
+            "lost_missing": lost[:20],
+            "lost_state_differs": mismatched[:20],
+            "duplicated_or_out_of_order": len(set(duplicated) | set(out_of_order)),
+            "duplicated_examples": (duplicated + out_of_order)[:20],
+            "unsettled": len(unsettled),
+            "shipped_quantity_differs": len(shipped_differs),
+            "refresh_token_reuse": state["counters"]["refresh_token_reuse"],
+            "grants_revoked": sum(1 for g in state["grants"] if g["revoked"]),
+            "connections_needing_reauth": PlatformConnection.objects.filter(
+                state=PlatformConnection.State.NEEDS_REAUTH
+            ).count(),
+            "failures_left": failed.count(),
+            "not_synced": not_synced.count(),
+            "invalid_orders": len(self.invalid),
+            "invalid_not_rejected": len(invalid_wrong),
+            "platform_requests": state["requests"]["total_logged"],
+            "errors_received_by_platform": state["errors_received"],
+        }
+
+    def run(self) -> dict[str, Any]:
+        args = self.args
+        self.started = time.monotonic()
+        self.done: set[str] = set()
+        self.setup()
+        self.note("feeding", orders=args.orders, feed_seconds=args.feed_seconds)
+        self.next_sweep = self.next_refresh_sweep = self.next_pull = 0.0
+        feed_started = time.monotonic()
+        deadline = self.started + args.max_seconds
+        created = 0
+        last_log = 0.0
+        drained_at = None
+        while True:
+            now = time.monotonic()
+            progress = min(1.0, (now - feed_started) / args.feed_seconds)
+            target = min(args.orders, math.ceil(progress * args.orders))
+            while created < target:
+                self.create(created)
+                created += 1
+            self.due_changes()
+            self.incidents(progress)
+            self.beat(now)
+            if now - last_log >= 10:
+                last_log = now
+                self.log_progress()
+            feeding = created < args.orders or self.later
+            if not feeding and progress >= 1.0:
+                if self.feed_done_at is None:
+                    self.feed_done_at = now
+                if self.guarded("drained", self.drained):
+                    drained_at = now
+                    break
+            if now > deadline:
+                self.note("deadline reached before the drain finished")
+                break
+            time.sleep(0.25)
+        result = {
+            "config": {
+                "orders": args.orders,
+                "sellers": len(self.sellers),
+                "concurrency": args.concurrency,
+                "fault_rate": args.fault_rate,
+                "feed_seconds": args.feed_seconds,
+                "max_seconds": args.max_seconds,
+                "kill_worker": args.kill_worker,
+                "broker_restart": args.broker_restart,
+                "broker": "redis" if self.env.broker != "filesystem" else "filesystem",
+                "database": self.env.vendor,
+            },
+            "drained": drained_at is not None,
+            "seconds_to_drain": round(drained_at - self.feed_done_at, 1)
+            if drained_at and self.feed_done_at
+            else None,
+            "seconds_total": round(time.monotonic() - self.started, 1),
+            "events": self.events,
+            "errors_in_this_process": self.errors,
+        }
+        fired = {f"{f['endpoint']}:{f['kind']}": f["fired"] for f in self.sandbox.faults()}
+        self.sandbox.clear_faults()
+        result.update(self.compare())
+        result["faults_fired"] = sum(fired.values())
+        result["faults_by_rule"] = fired
+        result["goals"] = {
+            "lost == 0": result["lost"] == 0,
+            "duplicated_or_out_of_order == 0": result["duplicated_or_out_of_order"] == 0,
+            "refresh_token_reuse == 0": result["refresh_token_reuse"] == 0,
+            "failures_left == 0": result["failures_left"] == 0,
+            "invalid orders rejected": result["invalid_not_rejected"] == 0,
+            "drained within max_seconds": result["drained"],
+        }
+        result["goal_met"] = all(result["goals"].values())
+        self.worker.stop()
+        return result
+
+    feed_done_at: float | None = None
+
+    def log_progress(self) -> None:
+        from django.db.models import Count
+
+        from marketplace.orders.models import Order, OrderSync
+
+        counts = dict(OrderSync.objects.order_by().values_list("status").annotate(n=Count("id")))
+        states = dict(Order.objects.order_by().values_list("state").annotate(n=Count("id")))
+        log(f"soak: sync {counts} states {states}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    env = os.environ.get
+    parser = argparse.ArgumentParser(prog="python -m bench.soak", description=__doc__)
+    add = parser.add_argument
+    add("--smoke", action="store_true", help="200 orders, 75 s, no kill, no broker restart")
+    add("--orders", type=int, default=int(env("SOAK_ORDERS", 5000)))
+    add("--sellers", type=int, default=int(env("SOAK_SELLERS", 10)))
+    add("--invalid", type=int, default=int(env("SOAK_INVALID", 5)))
+    add("--concurrency", type=int, default=int(env("SOAK_CONCURRENCY", 4)))
+    add("--fault-rate", type=float, default=float(env("SOAK_FAULT_RATE", 0.10)))
+    add("--auto-ship", type=float, default=float(env("SOAK_AUTO_SHIP", 3)))
+    add("--feed-seconds", type=float, default=float(env("SOAK_FEED_SECONDS", 180)))
+    add("--max-seconds", type=float, default=float(env("SOAK_MAX_SECONDS", 600)))
+    add("--no-kill", dest="kill_worker", action="store_false")
+    add("--no-broker-restart", dest="broker_restart", action="store_false")
+    add("--output", type=Path, default=Path(env("SOAK_OUTPUT", RESULTS_PATH)))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.smoke:
+        args.orders, args.invalid, args.sellers, args.auto_ship = 200, 3, 4, 1
+        args.feed_seconds, args.max_seconds = 10, 75
+        args.kill_worker = args.broker_restart = False
+    env = BenchEnvironment(
+        suffix="soak_smoke" if args.smoke else "soak",
+        settings_module="bench.soak_settings",
+        private_redis=args.broker_restart,
+    ).start()
+    log(f"soak: database {env.vendor}, broker {env.broker}, sandbox port {env.sandbox.port}")
+    from bench.harness import results_write
+
+    try:
+        result = Soak(env, args).run()
+    except Exception as exc:
+        traceback.print_exc()
+        result = {"error": f"{type(exc).__name__}: {exc}", "goal_met": False}
+    finally:
+        env.stop()
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    results_write(args.output, "soak", result)
+    if "error" not in result:
+        rows = [("soak figure", "value", "goal")]
+        for key, goal in (
+            ("orders", ""),
+            ("at_platform", ""),
+            ("lost", "0"),
+            ("duplicated_or_out_of_order", "0"),
+            ("refresh_token_reuse", "0"),
+            ("failures_left", "0"),
+            ("invalid_orders", "rejected with 400"),
+            ("invalid_not_rejected", "0"),
+            ("unsettled", "0"),
+            ("shipped_quantity_differs", "0"),
+            ("faults_fired", ""),
+            ("seconds_to_drain", f"drained within {args.max_seconds:.0f} s"),
+            ("seconds_total", ""),
+        ):
+            rows.append((key, str(result.get(key)), goal))
+        print(table(rows))
+        for name, met in result["goals"].items():
+            print(f"{'ok  ' if met else 'MISS'} {name}")
+    print(f"Results: {args.output}")
+    return 0 if result.get("goal_met") else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

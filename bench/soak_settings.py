@@ -1,0 +1,21 @@
+"""Settings for the soak: the app's, with the clock sped up so ten minutes hold a lot of
+failure handling.
+
+Only the knobs that the fault mix exercises change: a short read timeout (the sandbox's
+``hang`` fault outlives it), short backoffs, leases and sweep grace, so retries, lost
+wake-ups and a killed worker's claims come back within seconds instead of minutes. The
+lease still exceeds the longest push (two attempts of connect+read timeout plus a token
+refresh: 2 x (1 + 2) + 3 s).
+"""
+
+from bench.settings import *  # noqa: F403
+
+PLATFORM_CONNECT_TIMEOUT = 1.0
+PLATFORM_READ_TIMEOUT = 2.0
+PUSH_BACKOFF_BASE = 0.5
+PUSH_BACKOFF_CAP = 8.0
+PUSH_RATE_LIMIT_DEFAULT_WAIT = 2.0
+PUSH_LEASE_SECONDS = 20.0
+PUSH_SWEEP_GRACE_SECONDS = 5.0
+PULL_LEASE_SECONDS = 30.0
+PULL_CURSOR_OVERLAP = timedelta(seconds=30)  # noqa: F405

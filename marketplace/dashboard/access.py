@@ -1,0 +1,22 @@
+"""Who may open the dashboard: signed-in staff. Anonymous → sign-in page, others → 403."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+View = Callable[..., HttpResponse]
+
+
+def staff_required(view: View) -> View:
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+        if not request.user.is_staff:
+            return render(request, "dashboard/forbidden.html", status=403)
+        return view(request, *args, **kwargs)
+
+    return login_required(wrapper)

@@ -1,0 +1,64 @@
+"""Validation problems in plain words: what is wrong and what the seller should do.
+
+The codes are ``marketplace.orders.validation.ProblemCode``; the technical message stays
+on the page too (it names the exact value), this adds the sentence a person acts on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from marketplace.orders.validation import ProblemCode
+
+
+@dataclass(frozen=True)
+class ProblemHelp:
+    title: str
+    explanation: str
+    fix: str
+
+
+HELP: dict[str, ProblemHelp] = {
+    ProblemCode.INVALID_TRACKING_NUMBER: ProblemHelp(
+        "Tracking number not valid",
+        "The tracking number does not look like one from this carrier, so the buyer "
+        "cannot follow the parcel.",
+        "Check the number on the carrier's label and correct the shipment on the platform "
+        "(or pick the carrier that issued it).",
+    ),
+    ProblemCode.UNKNOWN_CARRIER: ProblemHelp(
+        "Carrier not recognised",
+        "The shipment names a carrier we do not know, so we cannot build a tracking link.",
+        "Choose one of the supported carriers (UPS, USPS, FedEx, DHL, OnTrac, LaserShip, "
+        "Canada Post, Royal Mail, DPD, GLS, Purolator) when you record the shipment.",
+    ),
+    ProblemCode.EXCESS_QUANTITY: ProblemHelp(
+        "More shipped or cancelled than ordered",
+        "The quantities shipped and cancelled on this line add up to more than the buyer ordered.",
+        "Correct the shipment or cancellation quantities so they add up to at most the "
+        "ordered quantity.",
+    ),
+    ProblemCode.UNKNOWN_LINE: ProblemHelp(
+        "Line not on this order",
+        "A shipment or cancellation refers to an order line that is not part of this order.",
+        "Record the shipment against the right line of this order, and remove the one "
+        "recorded against the unknown line.",
+    ),
+    ProblemCode.INVALID_SHIP_DATE: ProblemHelp(
+        "Ship date not plausible",
+        "The shipped date is missing, before the order was placed, or in the future.",
+        "Set the shipped date to the day the parcel actually left (today or earlier, not "
+        "before the purchase date).",
+    ),
+}
+
+FALLBACK = ProblemHelp(
+    "Problem with this fulfillment",
+    "Something in the fulfillment you recorded could not be accepted.",
+    "Read the details below, correct the fulfillment on the platform, and contact "
+    "marketplace support if it is unclear.",
+)
+
+
+def problem_help(code: str) -> ProblemHelp:
+    return HELP.get(code, FALLBACK)

@@ -1,0 +1,436 @@
+"""Reads for the staff dashboard and the seller's order pages.
+
+Every page is served by a fixed number of queries whatever the data size: lists are
+paginated, related rows come through ``select_related`` / ``prefetch_related``, and
+per-row counts are correlated subqueries (``annotate``), never a query per row.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db.models import (
+    Count,
+    F,
+    IntegerField,
+    Min,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+)
+from django.db.models.functions import Coalesce, TruncHour
+
+from marketplace.dashboard.models import StaffAction
+from marketplace.orders.models import (
+    Order,
+    OrderLine,
+    OrderSync,
+    SellerPullState,
+    SyncEvent,
+    ValidationProblem,
+)
+from marketplace.orders.selectors import order_detail_queryset, order_list
+from marketplace.platform.models import PlatformCall
+from sellers.models import ConnectionEvent, PlatformConnection, Seller
+
+ConnState = PlatformConnection.State
+SyncStatus = OrderSync.Status
+
+ACCESS_EXPIRY_WINDOW = timedelta(hours=1)
+REFRESH_EXPIRY_WINDOW = timedelta(days=30)
+CHART_HOURS = 24
+RECENT_CALLS = 50
+ATTENTION_LIMIT = 10
+
+# The status badge class for each sync status and connection state (templates use these).
+SYNC_BADGES = {
+    SyncStatus.SYNCED: "ok",
+    SyncStatus.PENDING: "info",
+    SyncStatus.RETRYING: "warn",
+    SyncStatus.WAITING_FOR_CONNECTION: "warn",
+    SyncStatus.FAILED: "bad",
+}
+CONNECTION_BADGES = {
+    ConnState.CONNECTED: "ok",
+    ConnState.NEEDS_REAUTH: "bad",
+    ConnState.DISCONNECTED: "warn",
+    ConnState.NOT_CONNECTED: "",
+}
+
+
+def _count_subquery(queryset: QuerySet[Any], group_by: str) -> Coalesce:
+    """``COUNT(*)`` of ``queryset`` as a correlated subquery (0 when there are no rows)."""
+    counted = queryset.order_by().values(group_by).annotate(n=Count("*")).values("n")[:1]
+    return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
+
+
+# --- overview ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Tally:
+    value: str
+    label: str
+    count: int
+    badge: str = ""
+
+
+@dataclass(frozen=True)
+class HourBucket:
+    start: datetime
+    pushes: int
+    pulls: int
+    failures: int
+
+
+@dataclass(frozen=True)
+class Overview:
+    now: datetime
+    connections: list[Tally]
+    sellers_total: int
+    access_expiring: int
+    refresh_expiring: int
+    sync_counts: list[Tally]
+    orders_total: int
+    calls_24h: int
+    failed_calls_24h: int
+    push_failures_24h: int
+    pushes_due: int
+    oldest_due_push_at: datetime | None
+    oldest_pull_success_at: datetime | None
+    never_pulled: int
+    pull_errors: int
+    chart: list[HourBucket]
+    needs_reauth: list[Seller]
+    failed_orders: list[Order]
+
+    @property
+    def push_lag(self) -> timedelta | None:
+        return self.now - self.oldest_due_push_at if self.oldest_due_push_at else None
+
+    @property
+    def pull_lag(self) -> timedelta | None:
+        return self.now - self.oldest_pull_success_at if self.oldest_pull_success_at else None
+
+
+def _connection_tallies() -> tuple[list[Tally], int]:
+    # From sellers (left join): a seller without a connection row counts as not connected.
+    counts = {state: 0 for state in ConnState.values}
+    for row in Seller.objects.order_by().values("connection__state").annotate(n=Count("id")):
+        counts[row["connection__state"] or ConnState.NOT_CONNECTED] += row["n"]
+    tallies = [
+        Tally(state, ConnState(state).label, counts[state], CONNECTION_BADGES[state])
+        for state in (
+            ConnState.CONNECTED,
+            ConnState.NEEDS_REAUTH,
+            ConnState.DISCONNECTED,
+            ConnState.NOT_CONNECTED,
+        )
+    ]
+    return tallies, sum(counts.values())
+
+
+def sync_status_tallies(*, seller_id: int | None = None) -> list[Tally]:
+    rows = OrderSync.objects.order_by()
+    if seller_id is not None:
+        rows = rows.filter(order__seller_id=seller_id)
+    counts = {status: 0 for status in SyncStatus.values}
+    for row in rows.values("status").annotate(n=Count("id")):
+        counts[row["status"]] = row["n"]
+    order = (
+        SyncStatus.SYNCED,
+        SyncStatus.PENDING,
+        SyncStatus.RETRYING,
+        SyncStatus.WAITING_FOR_CONNECTION,
+        SyncStatus.FAILED,
+    )
+    return [Tally(s, SyncStatus(s).label, counts[s], SYNC_BADGES[s]) for s in order]
+
+
+def _is_failed_call() -> Q:
+    # No answer at all (timeout, connection error) or an error status.
+    return Q(status__isnull=True) | Q(status__gte=400)
+
+
+def calls_per_hour(*, now: datetime, hours: int = CHART_HOURS) -> list[HourBucket]:
+    """Pushes (PUT), pulls (GET) and failed calls per hour: ONE grouped query, then the
+    empty hours filled in here so the chart always has ``hours`` bars."""
+    current = now.replace(minute=0, second=0, microsecond=0)
+    start = current - timedelta(hours=hours - 1)
+    rows = (
+        PlatformCall.objects.filter(created_at__gte=start)
+        .order_by()
+        .annotate(hour=TruncHour("created_at"))
+        .values("hour")
+        .annotate(
+            pushes=Count("id", filter=Q(method="PUT")),
+            pulls=Count("id", filter=Q(method="GET")),
+            failures=Count("id", filter=_is_failed_call()),
+        )
+    )
+    by_hour = {row["hour"]: row for row in rows}
+    buckets = []
+    for index in range(hours):
+        hour = start + timedelta(hours=index)
+        row = by_hour.get(hour, {})
+        buckets.append(
+            HourBucket(
+                start=hour,
+                pushes=row.get("pushes", 0),
+                pulls=row.get("pulls", 0),
+                failures=row.get("failures", 0),
+            )
+        )
+    return buckets
+
+
+def overview_get(*, now: datetime) -> Overview:
+    connections, sellers_total = _connection_tallies()
+    sync_counts = sync_status_tallies()
+    day_ago = now - timedelta(hours=24)
+    # Grants and pull health of the connected sellers in one aggregate.
+    live = PlatformConnection.objects.filter(state=ConnState.CONNECTED).aggregate(
+        access_expiring=Count(
+            "id", filter=Q(access_token_expires_at__lte=now + ACCESS_EXPIRY_WINDOW)
+        ),
+        refresh_expiring=Count(
+            "id", filter=Q(refresh_token_expires_at__lte=now + REFRESH_EXPIRY_WINDOW)
+        ),
+        oldest_pull=Min("seller__pull_state__last_success_at"),
+        never_pulled=Count("id", filter=Q(seller__pull_state__last_success_at__isnull=True)),
+        pull_errors=Count(
+            "id",
+            filter=Q(seller__pull_state__isnull=False) & ~Q(seller__pull_state__last_error=""),
+        ),
+    )
+    calls = PlatformCall.objects.filter(created_at__gte=day_ago).aggregate(
+        total=Count("id"), failed=Count("id", filter=_is_failed_call())
+    )
+    push_failures = SyncEvent.objects.filter(
+        created_at__gte=day_ago,
+        kind__in=[SyncEvent.Kind.PUSH_FAILED, SyncEvent.Kind.RETRY_SCHEDULED],
+    ).count()
+    # Push lag: the longest any due push has waited (pending, or a retry whose time came).
+    due = OrderSync.objects.filter(
+        Q(status=SyncStatus.PENDING) | Q(status=SyncStatus.RETRYING, next_attempt_at__lte=now)
+    ).aggregate(n=Count("id"), oldest=Min("next_attempt_at"))
+    return Overview(
+        now=now,
+        connections=connections,
+        sellers_total=sellers_total,
+        access_expiring=live["access_expiring"],
+        refresh_expiring=live["refresh_expiring"],
+        sync_counts=sync_counts,
+        orders_total=sum(t.count for t in sync_counts),
+        calls_24h=calls["total"],
+        failed_calls_24h=calls["failed"],
+        push_failures_24h=push_failures,
+        pushes_due=due["n"],
+        oldest_due_push_at=due["oldest"],
+        oldest_pull_success_at=live["oldest_pull"],
+        never_pulled=live["never_pulled"],
+        pull_errors=live["pull_errors"],
+        chart=calls_per_hour(now=now),
+        needs_reauth=list(
+            Seller.objects.filter(connection__state=ConnState.NEEDS_REAUTH)
+            .select_related("user", "connection")
+            .order_by("-connection__updated_at")[:ATTENTION_LIMIT]
+        ),
+        failed_orders=list(
+            order_list(sync_status=SyncStatus.FAILED).order_by("-sync__updated_at")[
+                :ATTENTION_LIMIT
+            ]
+        ),
+    )
+
+
+# --- sellers ---------------------------------------------------------------------------
+
+SELLER_SORTS: dict[str, tuple[Any, ...]] = {
+    "name": ("display_name", "id"),
+    "-name": ("-display_name", "-id"),
+    "state": ("conn_state", "display_name", "id"),
+    "-state": ("-conn_state", "display_name", "id"),
+    "failures": ("failures", "display_name", "id"),
+    "-failures": ("-failures", "display_name", "id"),
+    "last_pull": (F("last_pull").asc(nulls_first=True), "display_name", "id"),
+    "-last_pull": (F("last_pull").desc(nulls_last=True), "display_name", "id"),
+}
+
+
+def seller_list(
+    *, search: str = "", state: str = "", has_failures: bool = False, sort: str = "name"
+) -> QuerySet[Seller]:
+    """Sellers with their connection state, failed-push count, order count and last pull."""
+    sellers = Seller.objects.select_related("user", "connection", "pull_state").annotate(
+        conn_state=Coalesce(F("connection__state"), Value(ConnState.NOT_CONNECTED)),
+        last_pull=F("pull_state__last_success_at"),
+        failures=_count_subquery(
+            OrderSync.objects.filter(order__seller=OuterRef("pk"), status=SyncStatus.FAILED),
+            "order__seller",
+        ),
+        orders_total=_count_subquery(Order.objects.filter(seller=OuterRef("pk")), "seller"),
+    )
+    if search:
+        sellers = sellers.filter(
+            Q(display_name__icontains=search)
+            | Q(user__username__icontains=search)
+            | Q(platform_username__icontains=search)
+        )
+    if state:
+        sellers = sellers.filter(conn_state=state)
+    if has_failures:
+        sellers = sellers.filter(failures__gt=0)
+    return sellers.order_by(*SELLER_SORTS.get(sort, SELLER_SORTS["name"]))
+
+
+def seller_get(*, seller_id: int) -> Seller | None:
+    return (
+        Seller.objects.select_related("user", "connection", "pull_state")
+        .filter(pk=seller_id)
+        .first()
+    )
+
+
+def seller_connection_events(*, seller_id: int, limit: int = 30) -> list[ConnectionEvent]:
+    return list(
+        ConnectionEvent.objects.filter(seller_id=seller_id)
+        .select_related("actor")
+        .order_by("-created_at", "-id")[:limit]
+    )
+
+
+def seller_recent_calls(*, seller_id: int, limit: int = RECENT_CALLS) -> list[PlatformCall]:
+    return list(
+        PlatformCall.objects.filter(seller_id=seller_id).order_by("-created_at", "-id")[:limit]
+    )
+
+
+def seller_reported_problems(*, seller_id: int, limit: int = 50) -> list[ValidationProblem]:
+    """Problems we posted to the platform (or tried to: ``report_error`` says why not)."""
+    return list(
+        ValidationProblem.objects.filter(order__seller_id=seller_id)
+        .filter(Q(reported_at__isnull=False) | ~Q(report_error=""))
+        .select_related("order")
+        .order_by(F("reported_at").desc(nulls_first=True), "-id")[:limit]
+    )
+
+
+def staff_actions_for(
+    *, seller_id: int | None = None, order_id: int | None = None, limit: int = 20
+) -> list[StaffAction]:
+    actions = StaffAction.objects.select_related("order")
+    if seller_id is not None:
+        actions = actions.filter(seller_id=seller_id)
+    if order_id is not None:
+        actions = actions.filter(order_id=order_id)
+    return list(actions.order_by("-created_at", "-id")[:limit])
+
+
+# --- orders ----------------------------------------------------------------------------
+
+
+def _open_problems_count() -> Coalesce:
+    return _count_subquery(
+        ValidationProblem.objects.filter(order=OuterRef("pk"), resolved_at__isnull=True), "order"
+    )
+
+
+def order_list_for_staff(
+    *, search: str = "", sync_status: str = "", seller_id: int | None = None
+) -> QuerySet[Order]:
+    orders = order_list(seller_id=seller_id, sync_status=sync_status or None).annotate(
+        open_problems=_open_problems_count()
+    )
+    if search:
+        orders = orders.filter(mp_order_number__icontains=search)
+    return orders
+
+
+@dataclass(frozen=True)
+class LineFulfillment:
+    line: OrderLine
+    shipped: int
+    cancelled: int
+
+    @property
+    def remaining(self) -> int:
+        return max(self.line.quantity - self.shipped - self.cancelled, 0)
+
+    @property
+    def status(self) -> str:
+        done = self.shipped + self.cancelled
+        if done == 0:
+            return "unfulfilled"
+        return "fulfilled" if done >= self.line.quantity else "partially fulfilled"
+
+
+def line_fulfillments(order: Order) -> list[LineFulfillment]:
+    """Per line: shipped and cancelled quantities (from the prefetched rows)."""
+    return [
+        LineFulfillment(
+            line=line,
+            shipped=sum(s.quantity for s in line.shipments.all()),
+            cancelled=sum(c.quantity for c in line.cancellations.all()),
+        )
+        for line in order.lines.all()
+    ]
+
+
+def order_get_for_staff(*, order_id: int) -> Order | None:
+    return order_detail_queryset().select_related("seller__connection").filter(pk=order_id).first()
+
+
+def order_calls(*, order: Order, limit: int = RECENT_CALLS) -> list[PlatformCall]:
+    return list(
+        PlatformCall.objects.filter(
+            order_number=order.mp_order_number, seller_id=order.seller_id
+        ).order_by("-created_at", "-id")[:limit]
+    )
+
+
+def order_history(*, order_id: int, limit: int = 100) -> list[SyncEvent]:
+    return list(SyncEvent.objects.filter(order_id=order_id).order_by("-created_at", "-id")[:limit])
+
+
+def pretty_json(value: Any) -> str:
+    """Indented JSON for people; text that is not JSON is shown as it is."""
+    if value in (None, ""):
+        return ""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+# --- the seller's own orders (portal) --------------------------------------------------------
+
+
+def seller_order_list(*, seller: Seller, search: str = "") -> QuerySet[Order]:
+    """One seller's orders with sync row, shipments and open-problem count (for a page)."""
+    orders = (
+        Order.objects.filter(seller=seller)
+        .select_related("sync")
+        .prefetch_related("lines__shipments")
+        .annotate(open_problems=_open_problems_count())
+        .order_by("-created_at", "-id")
+    )
+    if search:
+        orders = orders.filter(mp_order_number__icontains=search)
+    return orders
+
+
+def seller_order_get(*, seller: Seller, order_id: int) -> Order | None:
+    """The order only if it is this seller's: another seller's id is simply not found."""
+    return order_detail_queryset().filter(seller=seller, pk=order_id).first()
+
+
+def seller_pull_state(*, seller_id: int) -> SellerPullState | None:
+    return SellerPullState.objects.filter(seller_id=seller_id).first()

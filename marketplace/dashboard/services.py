@@ -1,0 +1,160 @@
+"""The dashboard's actions: call the owning app's service, then record who did it and how
+it went (``StaffAction``), so the page can say so and the audit trail keeps it.
+
+No transaction is wrapped around the call on purpose: the services queue their work with
+``transaction.on_commit``; run outside an outer transaction the wake-up goes out as soon
+as the service commits, and (with eager tasks, or a fast worker) the result read back
+here is already the real one.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from marketplace.dashboard.models import StaffAction
+from marketplace.orders.models import Order, OrderSync, SellerPullState
+from marketplace.orders.services.push import order_sync_retry, seller_failed_orders_retry
+from sellers.errors import ConnectionNotLive, ReauthorizationRequired, TokenRefreshUnavailable
+from sellers.models import PlatformConnection, Seller
+from sellers.services import connection_disconnect, connection_refresh
+
+logger = logging.getLogger(__name__)
+
+Kind = StaffAction.Kind
+
+
+def _record(
+    *,
+    kind: str,
+    actor: AbstractBaseUser,
+    ok: bool,
+    result: str,
+    seller_id: int | None = None,
+    order_id: int | None = None,
+) -> StaffAction:
+    return StaffAction.objects.create(
+        kind=kind,
+        actor=actor,
+        actor_username=actor.get_username(),
+        seller_id=seller_id,
+        order_id=order_id,
+        ok=ok,
+        result=result[:500],
+    )
+
+
+def staff_order_retry(*, order: Order, actor: AbstractBaseUser) -> StaffAction:
+    """Push one order again now (a failed one, usually)."""
+    sync = order_sync_retry(order_id=order.id, actor=actor.get_username())
+    sync = OrderSync.objects.get(pk=sync.pk)  # the push may already have run
+    if sync.status == OrderSync.Status.SYNCED:
+        result, ok = "Pushed: the platform has the current version of the order.", True
+    elif sync.status == OrderSync.Status.FAILED:
+        result, ok = f"The push failed again: {sync.last_error or 'no detail'}", False
+    elif sync.status == OrderSync.Status.WAITING_FOR_CONNECTION:
+        result, ok = "Not pushed: the seller's platform connection is not live.", False
+    else:
+        result, ok = f"Push queued (now {sync.get_status_display().lower()}).", True
+    return _record(
+        kind=Kind.ORDER_RETRY,
+        actor=actor,
+        ok=ok,
+        result=result,
+        seller_id=order.seller_id,
+        order_id=order.id,
+    )
+
+
+def staff_seller_failed_retry(*, seller: Seller, actor: AbstractBaseUser) -> StaffAction:
+    queued = seller_failed_orders_retry(seller_id=seller.id, actor=actor.get_username())
+    still_failed = OrderSync.objects.filter(
+        order__seller_id=seller.id, status=OrderSync.Status.FAILED
+    ).count()
+    result = f"Retried {queued} failed push(es)."
+    if queued and still_failed:
+        result += f" {still_failed} failed again."
+    return _record(
+        kind=Kind.SELLER_RETRY_FAILED,
+        actor=actor,
+        ok=queued > 0 and still_failed == 0,
+        result=result if queued else "No failed pushes to retry.",
+        seller_id=seller.id,
+    )
+
+
+def staff_connection_refresh(*, seller: Seller, actor: AbstractBaseUser) -> StaffAction:
+    """Refresh the access token now. ``seen_generation`` makes it race-safe: if another
+    worker changed the grant in the meantime, that refresh already did the job."""
+    connection = PlatformConnection.objects.filter(seller=seller).first()
+    ok = False
+    if connection is None:
+        result = "The seller has never connected."
+    else:
+        try:
+            fresh = connection_refresh(
+                connection_id=connection.id, force=True, seen_generation=connection.generation
+            )
+        except ReauthorizationRequired as exc:
+            result = f"The platform refused the grant; the seller must reconnect ({exc})."
+        except ConnectionNotLive:
+            result = f"Not refreshed: the connection is {connection.get_state_display().lower()}."
+        except TokenRefreshUnavailable as exc:
+            result = f"The platform could not refresh now; try again later ({exc})."
+        else:
+            ok = True
+            expires = fresh.access_token_expires_at
+            result = "Access token refreshed" + (
+                f"; it expires at {expires:%Y-%m-%d %H:%M} UTC." if expires else "."
+            )
+    return _record(
+        kind=Kind.CONNECTION_REFRESH, actor=actor, ok=ok, result=result, seller_id=seller.id
+    )
+
+
+def staff_seller_pull(*, seller: Seller, actor: AbstractBaseUser) -> StaffAction:
+    """Queue a pull of the seller's fulfillments now (it runs on a worker: a big seller's
+    pull takes longer than a web request should)."""
+    from marketplace.orders.tasks import seller_pull_task
+
+    connection = PlatformConnection.objects.filter(seller=seller).first()
+    if connection is None or not connection.is_live:
+        return _record(
+            kind=Kind.SELLER_PULL,
+            actor=actor,
+            ok=False,
+            result="Not pulled: the seller's platform connection is not live.",
+            seller_id=seller.id,
+        )
+    requested = timezone.now()
+    transaction.on_commit(lambda: seller_pull_task.delay(seller.id))
+    state = SellerPullState.objects.filter(seller=seller).first()
+    if state is not None and state.last_finished_at and state.last_finished_at >= requested:
+        ok = not state.last_error
+        result = "Pulled." if ok else f"The pull stopped: {state.last_error}"
+    else:
+        ok, result = True, "Pull queued; the pull status updates when it finishes."
+    return _record(kind=Kind.SELLER_PULL, actor=actor, ok=ok, result=result, seller_id=seller.id)
+
+
+def staff_connection_disconnect(*, seller: Seller, actor: AbstractBaseUser) -> StaffAction:
+    connection = PlatformConnection.objects.filter(seller=seller).first()
+    if connection is None:
+        return _record(
+            kind=Kind.CONNECTION_DISCONNECT,
+            actor=actor,
+            ok=False,
+            result="The seller has no connection.",
+            seller_id=seller.id,
+        )
+    connection_disconnect(connection_id=connection.id, actor=actor)
+    return _record(
+        kind=Kind.CONNECTION_DISCONNECT,
+        actor=actor,
+        ok=True,
+        result="Disconnected; the stored tokens were wiped.",
+        seller_id=seller.id,
+    )

@@ -1,0 +1,75 @@
+"""Small display helpers for the dashboard and portal templates."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from urllib.parse import urlsplit
+
+from django import template
+from django.utils import timezone
+
+from marketplace.dashboard.selectors import CONNECTION_BADGES, SYNC_BADGES
+
+register = template.Library()
+
+
+@register.filter
+def sync_badge(status: str) -> str:
+    """The badge class of a sync status: ok / info / warn / bad."""
+    return SYNC_BADGES.get(status, "")
+
+
+@register.filter
+def connection_badge(state: str) -> str:
+    return CONNECTION_BADGES.get(state, "")
+
+
+@register.filter
+def call_badge(status: int | None) -> str:
+    if status is None or status >= 500:
+        return "bad"
+    if status >= 400:
+        return "warn"
+    return "ok"
+
+
+@register.filter
+def duration(value: timedelta | None) -> str:
+    """A short human duration: "45 s", "12 min", "3 h 5 min", "2 d 4 h"."""
+    if not isinstance(value, timedelta):
+        return "—"
+    seconds = max(int(value.total_seconds()), 0)
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes = seconds // 60
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    days, hours = divmod(hours, 24)
+    return f"{days} d {hours} h" if hours else f"{days} d"
+
+
+@register.filter
+def age(value: datetime | None) -> str:
+    """How long ago: "12 min ago" (or "in 5 min" for a future time)."""
+    if not isinstance(value, datetime):
+        return "never"  # also a missing row: the template passes "" for it
+    delta = timezone.now() - value
+    if delta.total_seconds() < 0:
+        return f"in {duration(-delta)}"
+    return f"{duration(delta)} ago"
+
+
+@register.filter
+def web_url(value: str) -> str:
+    """The URL if it is an http(s) link, else "": a seller-supplied tracking URL must never
+    become a ``javascript:`` link on our pages."""
+    if not value:
+        return ""
+    try:
+        parts = urlsplit(value.strip())
+    except ValueError:
+        return ""
+    return value.strip() if parts.scheme in ("http", "https") and parts.netloc else ""

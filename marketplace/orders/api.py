@@ -1,0 +1,290 @@
+"""The internal order intake API (django-ninja), mounted at ``/api/intake/``.
+
+Authentication: ``Authorization: Bearer <key>`` or ``X-API-Key: <key>`` (keys from
+``manage.py create_api_key``). Errors: 400 ``{"detail", "fields": {path: [messages]}}``
+for bad input (nothing is stored), 404 unknown order, 409 illegal transition or an
+existing order number with a different body. OpenAPI: ``/api/intake/openapi.json``,
+docs at ``/api/intake/docs``.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from ninja import NinjaAPI, Schema, Status
+from ninja.errors import ValidationError
+from ninja.security import APIKeyHeader, HttpBearer
+
+from marketplace.orders.errors import (
+    DuplicateOrderConflict,
+    IllegalTransition,
+    IntakeInvalid,
+    OrderNotFound,
+)
+from marketplace.orders.intake_schema import OrderIn, StateIn
+from marketplace.orders.models import ApiKey, Order
+from marketplace.orders.selectors import order_get
+from marketplace.orders.services.api_keys import api_key_authenticate
+from marketplace.orders.services.intake import order_cancel, order_create, order_state_change
+
+
+class BearerKey(HttpBearer):
+    def authenticate(self, request: HttpRequest, token: str) -> ApiKey | None:
+        return api_key_authenticate(raw_key=token)
+
+
+class HeaderKey(APIKeyHeader):
+    param_name = "X-API-Key"
+
+    def authenticate(self, request: HttpRequest, key: str | None) -> ApiKey | None:
+        return api_key_authenticate(raw_key=key or "")
+
+
+api = NinjaAPI(
+    title="Marketplace order intake",
+    version="1.0.0",
+    description=__doc__,
+    urls_namespace="intake",
+    auth=[BearerKey(), HeaderKey()],
+)
+
+
+# --- response shapes -------------------------------------------------------------------
+
+
+class ErrorOut(Schema):
+    detail: str
+    fields: dict[str, list[str]] = {}
+
+
+class ShipmentOut(Schema):
+    quantity: int
+    carrier: str
+    tracking_number: str
+    tracking_url: str
+    shipped_date: date | None
+
+
+class CancellationOut(Schema):
+    quantity: int
+    reason: str
+
+
+class LineOut(Schema):
+    mp_line_number: str
+    sku: str
+    product_name: str
+    quantity: int
+    unit_price: Decimal
+    shipping_method: str
+    shipping_price: Decimal
+    taxes: list[dict[str, Any]]
+    discounts: list[dict[str, Any]]
+    shipped_quantity: int
+    cancelled_quantity: int
+    shipments: list[ShipmentOut]
+    cancellations: list[CancellationOut]
+
+
+class SyncOut(Schema):
+    status: str
+    desired_version: int
+    pushed_version: int
+    attempts: int
+    next_attempt_at: datetime | None
+    last_error: str
+    last_pushed_at: datetime | None
+
+
+class ProblemOut(Schema):
+    code: str
+    mp_line_number: str
+    message: str
+    reported_at: datetime | None
+    resolved_at: datetime | None
+
+
+class OrderOut(Schema):
+    mp_order_number: str
+    seller: str
+    marketplace_state: str
+    sales_channel: str
+    purchase_date: datetime
+    currency: str
+    location: str
+    customer: dict[str, str]
+    shipping_address: dict[str, str]
+    delivery_notes: str
+    earliest_ship_date: datetime | None
+    latest_ship_date: datetime | None
+    earliest_delivery_date: datetime | None
+    latest_delivery_date: datetime | None
+    order_lines: list[LineOut]
+    sync: SyncOut
+    problems: list[ProblemOut]
+    created_at: datetime
+    updated_at: datetime
+
+
+def _order_out(order: Order) -> dict[str, Any]:
+    sync = order.sync
+    return {
+        "mp_order_number": order.mp_order_number,
+        "seller": order.seller.user.get_username(),
+        "marketplace_state": order.state,
+        "sales_channel": order.sales_channel,
+        "purchase_date": order.purchase_date,
+        "currency": order.currency,
+        "location": order.location,
+        "customer": {
+            "full_name": order.customer_full_name,
+            "email": order.customer_email,
+            "phone": order.customer_phone,
+            "vat": order.customer_vat,
+        },
+        "shipping_address": {
+            "full_name": order.ship_full_name,
+            "address1": order.ship_address1,
+            "address2": order.ship_address2,
+            "address3": order.ship_address3,
+            "city": order.ship_city,
+            "state": order.ship_state,
+            "postal_code": order.ship_postal_code,
+            "country_code": order.ship_country_code,
+            "country_code_iso2": order.ship_country_code_iso2,
+            "address_type": order.ship_address_type,
+            "phone": order.ship_phone,
+        },
+        "delivery_notes": order.delivery_notes,
+        "earliest_ship_date": order.earliest_ship_date,
+        "latest_ship_date": order.latest_ship_date,
+        "earliest_delivery_date": order.earliest_delivery_date,
+        "latest_delivery_date": order.latest_delivery_date,
+        "order_lines": [
+            {
+                "mp_line_number": line.mp_line_number,
+                "sku": line.sku,
+                "product_name": line.product_name,
+                "quantity": line.quantity,
+                "unit_price": line.unit_price,
+                "shipping_method": line.shipping_method,
+                "shipping_price": line.shipping_price,
+                "taxes": line.taxes,
+                "discounts": line.discounts,
+                "shipped_quantity": sum(s.quantity for s in line.shipments.all()),
+                "cancelled_quantity": sum(c.quantity for c in line.cancellations.all()),
+                "shipments": list(line.shipments.all()),
+                "cancellations": list(line.cancellations.all()),
+            }
+            for line in order.lines.all()
+        ],
+        "sync": sync,
+        "problems": list(order.problems.all()),
+        "created_at": order.created_at,
+        "updated_at": order.updated_at,
+    }
+
+
+def _order_response(mp_order_number: str) -> dict[str, Any]:
+    order = order_get(mp_order_number=mp_order_number)
+    if order is None:  # pragma: no cover - callers just stored or found it
+        raise OrderNotFound(mp_order_number)
+    return _order_out(order)
+
+
+# --- errors ------------------------------------------------------------------------------
+
+
+def _field_path(loc: tuple[Any, ...] | list[Any]) -> str:
+    # ninja reports ("body", "<param name>", field, ...); people want the field path only.
+    parts = list(loc)
+    if parts and parts[0] in {"body", "query", "path", "header"}:
+        parts = parts[1:]
+    if parts and parts[0] in {"payload", "data"}:
+        parts = parts[1:]
+    return ".".join(str(p) for p in parts) or "body"
+
+
+@api.exception_handler(ValidationError)
+def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    fields: dict[str, list[str]] = {}
+    for error in exc.errors:
+        fields.setdefault(_field_path(error.get("loc", ())), []).append(error.get("msg", "invalid"))
+    return api.create_response(
+        request, {"detail": "invalid request body", "fields": fields}, status=400
+    )
+
+
+@api.exception_handler(IntakeInvalid)
+def _intake_invalid(request: HttpRequest, exc: IntakeInvalid) -> HttpResponse:
+    return api.create_response(
+        request, {"detail": "invalid request body", "fields": exc.fields}, status=400
+    )
+
+
+@api.exception_handler(OrderNotFound)
+def _not_found(request: HttpRequest, exc: OrderNotFound) -> HttpResponse:
+    return api.create_response(request, {"detail": f"no order {exc}"}, status=404)
+
+
+@api.exception_handler(IllegalTransition)
+def _illegal(request: HttpRequest, exc: IllegalTransition) -> HttpResponse:
+    return api.create_response(request, {"detail": exc.message}, status=409)
+
+
+@api.exception_handler(DuplicateOrderConflict)
+def _duplicate(request: HttpRequest, exc: DuplicateOrderConflict) -> HttpResponse:
+    return api.create_response(request, {"detail": str(exc)}, status=409)
+
+
+# --- endpoints ---------------------------------------------------------------------------
+
+
+def _actor(request: HttpRequest) -> str:
+    key = getattr(request, "auth", None)
+    return f"api:{key.name}" if isinstance(key, ApiKey) else "api"
+
+
+@api.post(
+    "/orders",
+    response={201: OrderOut, 200: OrderOut, 400: ErrorOut, 409: ErrorOut},
+    summary="Create an order (idempotent for an identical body)",
+)
+def create_order(request: HttpRequest, payload: OrderIn) -> Status:
+    order, created = order_create(data=payload, actor=_actor(request))
+    return Status(201 if created else 200, _order_response(order.mp_order_number))
+
+
+@api.get(
+    "/orders/{mp_order_number}",
+    response={200: OrderOut, 404: ErrorOut},
+    summary="An order with its lines, fulfillment, sync status and problems",
+)
+def get_order(request: HttpRequest, mp_order_number: str) -> dict[str, Any]:
+    order = order_get(mp_order_number=mp_order_number)
+    if order is None:
+        raise OrderNotFound(mp_order_number)
+    return _order_out(order)
+
+
+@api.post(
+    "/orders/{mp_order_number}/state",
+    response={200: OrderOut, 400: ErrorOut, 404: ErrorOut, 409: ErrorOut},
+    summary="Change the marketplace state (PENDING → AWAITING_SHIPMENT, → CANCELLED)",
+)
+def change_state(request: HttpRequest, mp_order_number: str, payload: StateIn) -> dict[str, Any]:
+    order_state_change(mp_order_number=mp_order_number, state=payload.state, actor=_actor(request))
+    return _order_response(mp_order_number)
+
+
+@api.post(
+    "/orders/{mp_order_number}/cancel",
+    response={200: OrderOut, 404: ErrorOut, 409: ErrorOut},
+    summary="Cancel the order (marketplace-side cancellation)",
+)
+def cancel_order(request: HttpRequest, mp_order_number: str) -> dict[str, Any]:
+    order_cancel(mp_order_number=mp_order_number, actor=_actor(request))
+    return _order_response(mp_order_number)

@@ -1,0 +1,75 @@
+"""Reads of orders and their sync state (the API, the dashboard and the admin use these)."""
+
+from __future__ import annotations
+
+from django.db.models import Count, Prefetch, Q, QuerySet
+
+from marketplace.orders.models import (
+    Order,
+    OrderLine,
+    OrderSync,
+    SyncEvent,
+    ValidationProblem,
+)
+
+
+def order_detail_queryset() -> QuerySet[Order]:
+    return Order.objects.select_related("seller", "seller__user", "sync").prefetch_related(
+        Prefetch(
+            "lines",
+            queryset=OrderLine.objects.prefetch_related("shipments", "cancellations"),
+        ),
+        Prefetch("problems", queryset=ValidationProblem.objects.order_by("id")),
+    )
+
+
+def order_get(*, mp_order_number: str) -> Order | None:
+    return order_detail_queryset().filter(mp_order_number=mp_order_number).first()
+
+
+def order_get_by_id(*, order_id: int) -> Order | None:
+    return order_detail_queryset().filter(pk=order_id).first()
+
+
+def order_list(
+    *, seller_id: int | None = None, sync_status: str | None = None, state: str | None = None
+) -> QuerySet[Order]:
+    """Orders, newest first, with their sync row (for lists; filter as needed)."""
+    orders = Order.objects.select_related("seller", "sync").order_by("-created_at", "-id")
+    if seller_id is not None:
+        orders = orders.filter(seller_id=seller_id)
+    if sync_status:
+        orders = orders.filter(sync__status=sync_status)
+    if state:
+        orders = orders.filter(state=state)
+    return orders
+
+
+def order_sync_history(*, order_id: int, limit: int = 200) -> list[SyncEvent]:
+    return list(SyncEvent.objects.filter(order_id=order_id).order_by("-created_at", "-id")[:limit])
+
+
+def order_open_problems(*, order_id: int) -> list[ValidationProblem]:
+    return list(ValidationProblem.objects.filter(order_id=order_id, resolved_at__isnull=True))
+
+
+def order_sync_status_counts(*, seller_id: int | None = None) -> dict[str, int]:
+    """How many orders are in each sync status (every status present, zero if none)."""
+    rows = OrderSync.objects.all()
+    if seller_id is not None:
+        rows = rows.filter(order__seller_id=seller_id)
+    counts = {status: 0 for status in OrderSync.Status.values}
+    for row in rows.values("status").annotate(n=Count("id")):
+        counts[row["status"]] = row["n"]
+    return counts
+
+
+def orders_failed_for_seller(*, seller_id: int) -> QuerySet[Order]:
+    return order_list(seller_id=seller_id, sync_status=OrderSync.Status.FAILED)
+
+
+def orders_with_open_problems(*, seller_id: int | None = None) -> QuerySet[Order]:
+    orders = order_list(seller_id=seller_id).filter(
+        Q(problems__resolved_at__isnull=True) & Q(problems__isnull=False)
+    )
+    return orders.distinct()

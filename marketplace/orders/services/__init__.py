@@ -1,0 +1,9 @@
+"""The order services (writes). Import from the modules; the public ones are listed here.
+
+intake:      order_create, order_state_change, order_cancel
+push:        order_push, order_sync_sweep, orders_release_for_seller,
+             order_sync_retry, seller_failed_orders_retry
+pull:        seller_pull, sellers_pull_fan_out
+fulfillment: order_fulfillment_apply, order_problems_report, order_settle
+api_keys:    api_key_create, api_key_authenticate, api_key_revoke
+"""

@@ -1,0 +1,99 @@
+"""Writing the outbox: every order change that the platform must learn about.
+
+The sync row is written in the same transaction as the order change; the push task is
+queued on commit and only wakes a worker. If that message is lost, the sweeper finds
+the row (``next_attempt_at`` has passed) and queues it again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from marketplace.orders.models import Order, OrderSync, SyncEvent
+
+
+def push_enqueue(*, order_id: int, countdown: float | None = None) -> None:
+    """Wake a worker for this order once the current transaction commits."""
+    from marketplace.orders.tasks import order_push_task  # tasks import services
+
+    def send() -> None:
+        if countdown:
+            order_push_task.apply_async(args=[order_id], countdown=countdown)
+        else:
+            order_push_task.delay(order_id)
+
+    transaction.on_commit(send)
+
+
+def sync_event_add(
+    *,
+    order_id: int,
+    kind: str,
+    message: str = "",
+    version: int | None = None,
+    actor: str = "",
+    detail: dict[str, Any] | None = None,
+) -> SyncEvent:
+    return SyncEvent.objects.create(
+        order_id=order_id,
+        kind=kind,
+        message=message[:2000],
+        version=version,
+        actor=actor[:150],
+        detail=detail or {},
+    )
+
+
+def order_sync_create(*, order: Order, actor: str) -> OrderSync:
+    """The outbox row of a new order: version 1, due now."""
+    sync = OrderSync.objects.create(
+        order=order,
+        status=OrderSync.Status.PENDING,
+        desired_version=1,
+        next_attempt_at=timezone.now(),
+    )
+    sync_event_add(
+        order_id=order.id,
+        kind=SyncEvent.Kind.QUEUED,
+        version=1,
+        actor=actor,
+        message=f"order received as {order.state}",
+    )
+    push_enqueue(order_id=order.id)
+    return sync
+
+
+def order_sync_mark_changed(*, order: Order, actor: str, message: str) -> OrderSync:
+    """A new version of ``order`` must reach the platform. Call inside the change's transaction.
+
+    A push in flight (an active claim) is left alone: when it records its result it sees
+    the newer version and queues the next push, so pushes of one order never overlap.
+    """
+    sync = OrderSync.objects.select_for_update().get(order_id=order.id)
+    sync.desired_version += 1
+    sync.status = OrderSync.Status.PENDING
+    sync.attempts = 0
+    sync.failures = 0
+    sync.next_attempt_at = timezone.now()
+    sync.save(
+        update_fields=[
+            "desired_version",
+            "status",
+            "attempts",
+            "failures",
+            "next_attempt_at",
+            "updated_at",
+        ]
+    )
+    sync_event_add(
+        order_id=order.id,
+        kind=SyncEvent.Kind.QUEUED,
+        version=sync.desired_version,
+        actor=actor,
+        message=message,
+    )
+    push_enqueue(order_id=order.id)
+    return sync

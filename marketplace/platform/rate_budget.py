@@ -1,0 +1,91 @@
+"""A request budget per key (e.g. per seller), shared by every worker.
+
+The platform recommends at most 2 order listings a second per seller. Pulls of one
+seller can run in several processes (a beat fan-out racing a manual pull), so the budget
+lives in Redis when ``settings.REDIS_URL`` is set; without Redis (development, one
+machine) a process-local limiter is the best we can do.
+
+The algorithm is GCRA (a token bucket without a refill loop): the key stores the
+"theoretical arrival time" of the next allowed request. A request may go when that time
+is not in the future; it then pushes the time ``1/rate`` seconds further. Redis runs the
+check-and-set atomically in a Lua script with its own clock, so workers' clocks do not
+matter.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from django.conf import settings
+
+logger = logging.getLogger(__name__)
+
+_GCRA = """
+local interval = tonumber(ARGV[1])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tat > now then
+  return tat - now
+end
+redis.call('SET', KEYS[1], now + interval, 'PX', interval * 2 + 1000)
+return 0
+"""
+
+
+class _LocalBudget:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._next_at: dict[str, float] = {}
+
+    def try_take(self, key: str, interval: float) -> float:
+        with self._lock:
+            now = time.monotonic()
+            next_at = self._next_at.get(key, 0.0)
+            if next_at > now:
+                return next_at - now
+            self._next_at[key] = now + interval
+            return 0.0
+
+
+_local = _LocalBudget()
+_redis_lock = threading.Lock()
+_redis_script = None
+
+
+def _redis_try_take(key: str, interval: float) -> float:
+    global _redis_script
+    with _redis_lock:
+        if _redis_script is None:
+            import redis
+
+            client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=5)
+            _redis_script = client.register_script(_GCRA)
+        script = _redis_script
+    wait_ms = int(script(keys=[f"rate-budget:{key}"], args=[max(1, int(interval * 1000))]))
+    return wait_ms / 1000
+
+
+def budget_try_take(*, key: str, rate_per_second: float) -> float:
+    """Take one request from the budget if one is free; returns 0, or seconds to wait."""
+    interval = 1.0 / rate_per_second
+    if settings.REDIS_URL:
+        try:
+            return _redis_try_take(key, interval)
+        except Exception:  # Redis down: fall back rather than stop pulling altogether
+            logger.warning("rate budget: Redis unavailable, using a process-local budget")
+    return _local.try_take(key, interval)
+
+
+def budget_acquire(*, key: str, rate_per_second: float) -> float:
+    """Block until the budget allows one request; returns the seconds waited."""
+    waited = 0.0
+    while True:
+        wait = budget_try_take(key=key, rate_per_second=rate_per_second)
+        if wait <= 0:
+            return waited
+        wait = max(wait, 0.001)
+        time.sleep(wait)
+        waited += wait

@@ -1,0 +1,78 @@
+"""CI smoke runs of ``make bench`` and ``make soak``: the harness works end to end.
+
+Both run as subprocesses (their own Django setup, database and sandbox; the test
+database of this pytest run is not involved) with tiny sizes. Only correctness is
+asserted: the results carry the expected keys, and the soak lost and duplicated nothing.
+Timing ratios are not asserted here; they mean something only at full size on a quiet
+machine (docs/benchmarks.md).
+
+Redis: the bench smoke uses its own Redis database (``BENCH_REDIS_DB``, default 13 here)
+and flushes only that one; the soak smoke restarts nothing (no worker kill, no broker
+restart), so the shared Redis of the test suite is never disturbed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_DIR = Path(__file__).resolve().parents[2]
+SMOKE_REDIS_DB = os.environ.get("BENCH_SMOKE_REDIS_DB", "13")
+
+pytestmark = pytest.mark.slow
+
+
+def _run(module: str, output: Path, timeout: float) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    env["BENCH_REDIS_DB"] = SMOKE_REDIS_DB
+    return subprocess.run(
+        [sys.executable, "-m", module, "--smoke", "--output", str(output)],
+        cwd=REPO_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def test_bench_smoke_runs_every_benchmark_and_writes_results(tmp_path: Path) -> None:
+    output = tmp_path / "results.json"
+
+    completed = _run("bench", output, timeout=240)
+
+    assert completed.returncode == 0, completed.stdout[-4000:] + completed.stderr[-4000:]
+    results = json.loads(output.read_text())
+    assert results["run"]["failed"] == []
+    assert {"machine", "p1", "p2", "p3", "p4"} <= results.keys()
+    assert {"baseline_orders_per_s", "worker_orders_per_s", "ratio"} <= results["p1"].keys()
+    assert {"select_ratio", "refresh_ratio", "refresh_token_reuse"} <= results["p2"].keys()
+    assert results["p2"]["refresh_token_reuse"] == 0
+    assert {"peak_ratio", "idle_list_requests_per_seller"} <= results["p3"].keys()
+    assert results["p3"]["idle_list_requests_per_seller"] == 1
+    assert {"overview", "sellers", "seller_detail"} <= results["p4"]["pages"].keys()
+    for page in results["p4"]["pages"].values():
+        assert page["queries_small"] == page["queries_large"]
+    assert "Results:" in completed.stdout
+
+
+def test_soak_smoke_loses_and_duplicates_nothing(tmp_path: Path) -> None:
+    output = tmp_path / "soak.json"
+
+    completed = _run("bench.soak", output, timeout=180)
+
+    soak = json.loads(output.read_text())["soak"]
+    assert "error" not in soak, soak.get("error")
+    assert soak["drained"], completed.stdout[-4000:]
+    assert soak["lost"] == 0
+    assert soak["duplicated_or_out_of_order"] == 0
+    assert soak["refresh_token_reuse"] == 0
+    assert soak["failures_left"] == 0
+    assert soak["invalid_not_rejected"] == 0
+    assert soak["faults_fired"] > 0
+    assert completed.returncode == 0, completed.stdout[-4000:]

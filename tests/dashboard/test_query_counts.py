@@ -1,0 +1,71 @@
+"""Every page costs a fixed number of queries, whatever the data size.
+
+The same bound is asserted at a small size (3 sellers / 10 orders) and a larger one
+(30 sellers / 300 orders, each with lines, shipments, cancellations, problems, history
+and platform calls): a per-row query would blow the bound at the larger size.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from tests.dashboard.builders import PASSWORD, World, build_world
+
+pytestmark = pytest.mark.django_db
+
+SIZES = {"small": (3, 10), "large": (30, 300)}
+
+# Page → URL (built from the world) and its query bound. The bound includes the session
+# and user lookups (2) and the paginator's COUNT where there is one.
+STAFF_PAGES: dict[str, tuple[Any, int]] = {
+    "overview": (lambda w: "/dashboard/", 11),
+    "overview-live": (lambda w: "/dashboard/live/", 11),
+    "sellers": (lambda w: "/dashboard/sellers/", 4),
+    "sellers-filtered": (
+        lambda w: "/dashboard/sellers/?q=shop&state=connected&has_failures=on&sort=-failures",
+        4,
+    ),
+    "sellers-by-last-pull": (lambda w: "/dashboard/sellers/?sort=-last_pull&page=2", 4),
+    "seller": (lambda w: f"/dashboard/sellers/{w.seller_with_orders().id}/", 11),
+    "seller-live": (lambda w: f"/dashboard/sellers/{w.seller_with_orders().id}/live/", 5),
+    "orders": (lambda w: "/dashboard/orders/", 4),
+    "orders-failed": (lambda w: "/dashboard/orders/?status=failed&q=0", 4),
+    "order": (lambda w: f"/dashboard/orders/{w.order_with_everything().id}/", 10),
+    "order-live": (lambda w: f"/dashboard/orders/{w.order_with_everything().id}/live/", 4),
+}
+PORTAL_PAGES: dict[str, tuple[Any, int]] = {
+    "portal-orders": (lambda w: "/sellers/orders/", 8),
+    "portal-order": (lambda w: f"/sellers/orders/{w.order_with_everything().id}/", 8),
+    "portal-order-live": (lambda w: f"/sellers/orders/{w.order_with_everything().id}/live/", 4),
+}
+
+
+@pytest.fixture(params=list(SIZES))
+def world(request: pytest.FixtureRequest, staff_user: Any) -> World:
+    sellers, orders = SIZES[request.param]
+    return build_world(sellers=sellers, orders=orders, staff_actor=staff_user)
+
+
+@pytest.mark.parametrize("page", list(STAFF_PAGES))
+def test_staff_page_queries_do_not_grow_with_data(
+    page: str, world: World, staff_client: Client, django_assert_max_num_queries: Any
+) -> None:
+    url, bound = STAFF_PAGES[page]
+    with django_assert_max_num_queries(bound):
+        response = staff_client.get(url(world))
+    assert response.status_code == 200
+
+
+@pytest.mark.parametrize("page", list(PORTAL_PAGES))
+def test_portal_page_queries_do_not_grow_with_data(
+    page: str, world: World, django_assert_max_num_queries: Any
+) -> None:
+    client = Client()
+    assert client.login(username=world.seller_with_orders().user.username, password=PASSWORD)
+    url, bound = PORTAL_PAGES[page]
+    with django_assert_max_num_queries(bound):
+        response = client.get(url(world))
+    assert response.status_code == 200

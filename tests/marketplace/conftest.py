@@ -1,0 +1,229 @@
+"""Fixtures for the order sync tests: a sandbox wired to the app, a connected seller,
+intake API keys and valid order bodies.
+
+The sandbox is a separate process spoken to over real HTTP. Tests that do not run a
+Celery worker use ``quiet_broker``: pushes are recorded instead of sent to the broker,
+and the test calls the services itself (deterministic, no waiting).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from marketplace.orders.intake_schema import OrderIn
+from marketplace.orders.models import Order
+from marketplace.orders.services.api_keys import api_key_create
+from marketplace.orders.services.intake import order_create
+from marketplace.platform import oauth
+from sellers import services as seller_services
+from sellers.models import PlatformConnection, Seller
+from tests.sandbox_process import SandboxProcess
+
+CLIENT_ID = "orders-test-marketplace"
+CLIENT_SECRET = "orders-test-secret-7d1e"
+REDIRECT_URL = "http://testserver/sellers/connection/callback/"
+PLATFORM_SELLER = "alice-shop"
+APP_SELLER = "alice"
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: None) -> None:
+    """On SQLite, a test database *file* instead of shared-cache memory.
+
+    Worker threads and the test share the database; shared-cache memory databases use
+    table locks that fail at once ("database table is locked") instead of waiting, so a
+    real worker cannot run beside the test. A file with WAL and a busy timeout can.
+    """
+    from django.conf import settings
+
+    database = settings.DATABASES["default"]
+    if database["ENGINE"] == "django.db.backends.sqlite3":
+        folder = Path(os.environ.get("CELERY_DATA_DIR") or tempfile.gettempdir())
+        folder.mkdir(parents=True, exist_ok=True)
+        database.setdefault("TEST", {})["NAME"] = str(folder / "test-orders.sqlite3")
+
+
+@dataclass
+class Platform:
+    sandbox: SandboxProcess
+
+    def reconnect(self, seller: Seller, who: str = PLATFORM_SELLER) -> PlatformConnection:
+        code = self.sandbox.mint_code(CLIENT_ID, who, REDIRECT_URL)
+        tokens = oauth.token_exchange_code(code=code, seller_id=seller.id)
+        return seller_services.connection_grant_store(seller=seller, tokens=tokens, actor=None)
+
+    def order(self, number: str) -> dict[str, Any]:
+        return self.sandbox.order(number)
+
+    def requests(self, **params: Any) -> list[dict[str, Any]]:
+        return self.sandbox.requests_log(**params)
+
+
+@pytest.fixture
+def platform(sandbox: SandboxProcess, settings: Any) -> Platform:
+    """A clean sandbox with our client and one platform seller; settings point at it."""
+    sandbox.reset()
+    sandbox.register_client(CLIENT_ID, CLIENT_SECRET, REDIRECT_URL, name="Orders Test")
+    sandbox.create_seller(PLATFORM_SELLER, "alice-shop-pass", name="Alice")
+    settings.PLATFORM_BASE_URL = sandbox.api_url
+    settings.PLATFORM_CLIENT_ID = CLIENT_ID
+    settings.PLATFORM_CLIENT_SECRET = CLIENT_SECRET
+    settings.PLATFORM_REDIRECT_URL = REDIRECT_URL
+    # Small delays so retries and backoff finish within a test.
+    settings.PUSH_BACKOFF_BASE = 0.05
+    settings.PUSH_BACKOFF_CAP = 0.5
+    settings.PUSH_RATE_LIMIT_DEFAULT_WAIT = 1.0
+    settings.PUSH_SWEEP_GRACE_SECONDS = 0.0
+    settings.PLATFORM_LIST_RATE_PER_SECOND = 50.0
+    return Platform(sandbox=sandbox)
+
+
+@pytest.fixture
+def seller(db: Any) -> Seller:
+    return seller_services.seller_create(
+        username=APP_SELLER, password="alice-pass-123", display_name="Alice's Shop"
+    )
+
+
+@pytest.fixture
+def connected_seller(platform: Platform, seller: Seller) -> Seller:
+    """A seller with a live connection: a real code minted at the sandbox and exchanged."""
+    platform.reconnect(seller)
+    return seller
+
+
+@dataclass
+class BrokerRecorder:
+    pushes: list[tuple[int, float | None]] = field(default_factory=list)
+    pulls: list[int] = field(default_factory=list)
+
+
+@pytest.fixture
+def quiet_broker(monkeypatch: pytest.MonkeyPatch) -> BrokerRecorder:
+    """Record wake-ups instead of sending them (tests call the services themselves)."""
+    from marketplace.orders import tasks
+
+    recorder = BrokerRecorder()
+    monkeypatch.setattr(
+        tasks.order_push_task, "delay", lambda order_id: recorder.pushes.append((order_id, None))
+    )
+    monkeypatch.setattr(
+        tasks.order_push_task,
+        "apply_async",
+        lambda args, countdown=None, **kw: recorder.pushes.append((args[0], countdown)),
+    )
+    monkeypatch.setattr(
+        tasks.seller_pull_task, "delay", lambda seller_id: recorder.pulls.append(seller_id)
+    )
+    return recorder
+
+
+@pytest.fixture
+def api_key(db: Any) -> str:
+    _, raw_key = api_key_create(name="back-office")
+    return raw_key
+
+
+@pytest.fixture
+def api(api_key: str) -> Client:
+    return Client(headers={"Authorization": f"Bearer {api_key}"})
+
+
+_BODY: dict[str, Any] = {
+    "mp_order_number": "MP-1001",
+    "seller": APP_SELLER,
+    "marketplace_state": "AWAITING_SHIPMENT",
+    "sales_channel": "EU",
+    "purchase_date": "2024-04-18T10:15:00+00:00",
+    "currency": "EUR",
+    "location": "warehouse-1",
+    "customer": {
+        "full_name": "Ada Lovelace",
+        "email": "ada@example.com",
+        "phone": "+44 20 7946 0000",
+        "vat": "GB123456789",
+    },
+    "shipping_address": {
+        "full_name": "Ada Lovelace",
+        "address1": "12 Analytical Row",
+        "address2": "Flat 3",
+        "city": "London",
+        "state": "Greater London",
+        "postal_code": "N1 9GU",
+        "country_code": "GBR",
+        "country_code_iso2": "GB",
+        "address_type": "residential",
+        "phone": "+44 20 7946 0001",
+    },
+    "order_lines": [
+        {
+            "mp_line_number": "1",
+            "sku": "SKU-RED",
+            "product_name": "Red mug",
+            "quantity": 3,
+            "unit_price": "12.50",
+            "shipping_method": "standard",
+            "shipping_price": "4.00",
+            "taxes": [{"type": "VAT", "amount": "2.50"}],
+            "discounts": [{"name": "spring", "amount": "1.00", "type": "fixed"}],
+        },
+        {
+            "mp_line_number": "2",
+            "sku": "SKU-BLUE",
+            "product_name": "Blue mug",
+            "quantity": 1,
+            "unit_price": "9.99",
+        },
+    ],
+    "delivery_notes": "Leave with the porter",
+    "earliest_ship_date": "2024-04-18T12:00:00+00:00",
+    "latest_ship_date": "2024-04-20T18:00:00+00:00",
+}
+
+
+def order_body(number: str = "MP-1001", **overrides: Any) -> dict[str, Any]:
+    """A valid intake body; purchase date a day ago so today's shipments are valid."""
+    body = copy.deepcopy(_BODY)
+    purchased = datetime.now(UTC) - timedelta(days=1)
+    body["purchase_date"] = purchased.isoformat()
+    body["earliest_ship_date"] = (purchased + timedelta(hours=2)).isoformat()
+    body["latest_ship_date"] = (purchased + timedelta(days=3)).isoformat()
+    body["mp_order_number"] = number
+    body.update(overrides)
+    return body
+
+
+def make_order(number: str = "MP-1001", **overrides: Any) -> Order:
+    order, _ = order_create(data=OrderIn.model_validate(order_body(number, **overrides)))
+    return order
+
+
+def wait_for(
+    condition: Callable[[], Any], *, timeout: float = 20.0, interval: float = 0.1, what: str = ""
+) -> Any:
+    """Poll until ``condition()`` is truthy; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout}s waiting for {what or condition}")
+        time.sleep(interval)
+
+
+@pytest.fixture
+def worker(celery_worker_thread: Any) -> Any:
+    """A real Celery worker (the transactional-db fixture comes with it)."""
+    return celery_worker_thread

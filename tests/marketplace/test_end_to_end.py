@@ -1,0 +1,186 @@
+"""End to end with a real Celery worker on the configured broker and the sandbox process.
+
+Intake goes through the HTTP API; the worker pushes; the sandbox's simulated seller
+ships; a pull stores, settles and pushes SHIPPED. Every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from marketplace.orders.models import Order, OrderSync
+from marketplace.orders.services import outbox
+from marketplace.orders.services.intake import order_state_change
+from marketplace.orders.services.pull import sellers_pull_fan_out
+from marketplace.orders.services.push import order_sync_sweep
+from tests.marketplace.conftest import PLATFORM_SELLER, Platform, order_body, wait_for
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+URL = "/api/intake/orders"
+ORDER_OF_STATES = ["PENDING", "AWAITING_SHIPMENT", "SHIPPED", "CANCELLED"]
+
+
+def post(api: Client, url: str, body: Any = None) -> Any:
+    response = api.post(url, data=json.dumps(body or {}), content_type="application/json")
+    assert response.status_code in (200, 201), response.content
+    return response
+
+
+def remote_state(platform: Platform, number: str) -> str | None:
+    try:
+        return platform.order(number)["marketplace_state"]
+    except Exception:
+        return None
+
+
+def synced(number: str) -> bool:
+    sync = OrderSync.objects.filter(order__mp_order_number=number).first()
+    return bool(sync and sync.status == "synced")
+
+
+def assert_history_monotonic(platform: Platform, number: str) -> list[str]:
+    history = [h["state"] for h in platform.order(number)["state_history"]]
+    ranks = [ORDER_OF_STATES.index(s) for s in history]
+    assert ranks == sorted(ranks), history  # never backwards
+    assert len(set(history)) == len(history), history  # never the same state twice
+    return history
+
+
+def test_intake_state_change_and_cancellation_reach_the_platform(
+    platform: Platform, connected_seller: Any, api: Client, worker: Any
+) -> None:
+    post(api, URL, order_body("MP-E1", marketplace_state="PENDING"))
+    wait_for(lambda: synced("MP-E1"), what="the first push")
+    assert remote_state(platform, "MP-E1") == "PENDING"
+    placed = platform.order("MP-E1")["placed"]
+    assert placed["customer"]["full_name"] == "Ada Lovelace"
+    assert len(placed["order_lines"]) == 2
+
+    post(api, f"{URL}/MP-E1/state", {"state": "AWAITING_SHIPMENT"})
+    wait_for(lambda: remote_state(platform, "MP-E1") == "AWAITING_SHIPMENT", what="state")
+    post(api, f"{URL}/MP-E1/cancel")
+    wait_for(lambda: remote_state(platform, "MP-E1") == "CANCELLED", what="cancellation")
+    wait_for(lambda: synced("MP-E1"), what="synced")
+    assert assert_history_monotonic(platform, "MP-E1") == [
+        "PENDING", "AWAITING_SHIPMENT", "CANCELLED"
+    ]  # fmt: skip
+
+
+def test_seller_ships_and_the_pull_settles_and_pushes_shipped(
+    platform: Platform, connected_seller: Any, api: Client, worker: Any
+) -> None:
+    post(api, URL, order_body("MP-E2"))
+    wait_for(lambda: synced("MP-E2"), what="placement")
+    platform.sandbox.ship("MP-E2", split=2)
+    assert sellers_pull_fan_out() == [connected_seller.id]
+    wait_for(lambda: remote_state(platform, "MP-E2") == "SHIPPED", what="SHIPPED at the platform")
+    order = Order.objects.get(mp_order_number="MP-E2")
+    assert order.state == "SHIPPED"
+    wait_for(lambda: synced("MP-E2"), what="synced")
+    assert assert_history_monotonic(platform, "MP-E2") == ["AWAITING_SHIPMENT", "SHIPPED"]
+
+
+def test_injected_faults_are_retried_until_synced(
+    platform: Platform, connected_seller: Any, api: Client, worker: Any, settings: Any
+) -> None:
+    settings.PLATFORM_READ_TIMEOUT = 0.5
+    platform.sandbox.set_faults(
+        {"endpoint": "put_order", "kind": "429", "count": 1, "retry_after": 1},
+        {"endpoint": "put_order", "kind": "500", "count": 1},
+        {"endpoint": "put_order", "kind": "malformed_json", "count": 1},
+        {"endpoint": "put_order", "kind": "hang", "count": 1, "hang_seconds": 1.5},
+    )
+    numbers = [f"MP-E3-{i}" for i in range(4)]
+    for number in numbers:
+        post(api, URL, order_body(number))
+    wait_for(lambda: all(synced(n) for n in numbers), timeout=40, what="all synced")
+    for number in numbers:
+        assert remote_state(platform, number) == "AWAITING_SHIPMENT"
+    faults = [r["fault"] for r in platform.requests(endpoint="put_order") if r.get("fault")]
+    assert len(faults) >= 3  # the hang may not be logged as answered
+
+
+def test_a_lost_wake_up_is_recovered_by_the_sweeper_without_double_pushes(
+    platform: Platform, connected_seller: Any, api: Client, worker: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    with monkeypatch.context() as patch:
+        patch.setattr(outbox, "push_enqueue", lambda **kwargs: None)  # the broker "loses" it
+        post(api, URL, order_body("MP-E4", marketplace_state="PENDING"))
+        order_state_change(mp_order_number="MP-E4", state="AWAITING_SHIPMENT")
+    assert remote_state(platform, "MP-E4") is None
+    assert order_sync_sweep() >= 1
+    wait_for(lambda: synced("MP-E4"), what="the sweeper's push")
+    for _ in range(3):
+        order_sync_sweep()  # nothing is due any more: no second push
+    assert assert_history_monotonic(platform, "MP-E4") == ["AWAITING_SHIPMENT"]
+    assert len(platform.requests(endpoint="put_order")) == 1
+
+
+def test_rapid_changes_and_sweeps_never_push_out_of_order(
+    platform: Platform, connected_seller: Any, api: Client, worker: Any
+) -> None:
+    numbers = [f"MP-E5-{i}" for i in range(6)]
+    for number in numbers:
+        post(api, URL, order_body(number, marketplace_state="PENDING"))
+    for number in numbers:
+        order_state_change(mp_order_number=number, state="AWAITING_SHIPMENT")
+        order_sync_sweep()
+    for number in numbers[::2]:
+        order_state_change(mp_order_number=number, state="CANCELLED")
+        order_sync_sweep()
+    wait_for(lambda: all(synced(n) for n in numbers), timeout=40, what="all synced")
+    for i, number in enumerate(numbers):
+        history = assert_history_monotonic(platform, number)
+        assert history[-1] == ("CANCELLED" if i % 2 == 0 else "AWAITING_SHIPMENT")
+
+
+def test_revoked_grant_orders_wait_and_go_out_after_reconnect(
+    platform: Platform, connected_seller: Any, api: Client, worker: Any
+) -> None:
+    platform.sandbox.revoke(PLATFORM_SELLER)
+    platform.sandbox.expire_tokens(PLATFORM_SELLER)
+    post(api, URL, order_body("MP-E6"))
+    wait_for(
+        lambda: OrderSync.objects.filter(status="waiting_for_connection").exists(),
+        what="waiting_for_connection",
+    )
+    assert remote_state(platform, "MP-E6") is None
+    platform.reconnect(connected_seller)  # connection_live (on commit) releases the order
+    wait_for(lambda: synced("MP-E6"), what="push after reconnect")
+    assert remote_state(platform, "MP-E6") == "AWAITING_SHIPMENT"
+
+
+def test_concurrent_pushes_of_one_order_make_one_call(
+    platform: Platform, connected_seller: Any, api: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from django.db import connection
+
+    from marketplace.orders.services.push import order_push
+
+    with monkeypatch.context() as patch:
+        patch.setattr(outbox, "push_enqueue", lambda **kwargs: None)
+        post(api, URL, order_body("MP-E7"))
+    platform.sandbox.set_faults(endpoint="put_order", kind="latency", latency_ms=300)
+    order_id = Order.objects.get(mp_order_number="MP-E7").id
+    results: list[str] = []
+
+    def push() -> None:
+        try:
+            results.append(order_push(order_id=order_id))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=push) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert sorted(results) == ["skipped"] * 5 + ["synced"]
+    assert len(platform.requests(endpoint="put_order")) == 1

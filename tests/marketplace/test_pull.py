@@ -1,0 +1,247 @@
+"""Pulling fulfillments from the sandbox: store, validate, report once, settle, push."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from marketplace.orders.models import (
+    Order,
+    SellerPullState,
+    Shipment,
+    SyncEvent,
+    ValidationProblem,
+)
+from marketplace.orders.services.fulfillment import order_fulfillment_apply
+from marketplace.orders.services.pull import seller_pull
+from marketplace.orders.services.push import order_push
+from marketplace.platform.models import PlatformCall
+from tests.marketplace.conftest import Platform, make_order
+
+pytestmark = pytest.mark.django_db
+
+
+def placed(number: str, **overrides: Any) -> Order:
+    order = make_order(number, **overrides)
+    assert order_push(order_id=order.id) == "synced"
+    return order
+
+
+def line_totals(order: Order) -> dict[str, tuple[int, int]]:
+    return {
+        line.mp_line_number: (
+            sum(s.quantity for s in line.shipments.all()),
+            sum(c.quantity for c in line.cancellations.all()),
+        )
+        for line in order.lines.all()
+    }
+
+
+def test_whole_shipment_is_stored_settled_and_shipped_pushed(
+    platform: Platform, connected_seller: Any, quiet_broker: Any
+) -> None:
+    order = placed("MP-SHIP")
+    platform.sandbox.ship("MP-SHIP", carrier="FedEx")
+    result = seller_pull(seller_id=connected_seller.id)
+    assert (result.ran, result.fetched, result.settled, result.error) == (True, 1, 1, "")
+    order.refresh_from_db()
+    assert line_totals(order) == {"1": (3, 0), "2": (1, 0)}
+    shipment = Shipment.objects.filter(line__order=order).first()
+    assert shipment.carrier == "FedEx"
+    assert len(shipment.tracking_number) == 12
+    assert shipment.tracking_url
+    assert shipment.shipped_date
+    assert order.state == "SHIPPED"
+    assert order.sync.status == "pending"
+    assert order.sync.desired_version == 2
+    assert order_push(order_id=order.id) == "synced"
+    remote = platform.order("MP-SHIP")
+    assert remote["marketplace_state"] == "SHIPPED"
+    assert [h["state"] for h in remote["state_history"]] == ["AWAITING_SHIPMENT", "SHIPPED"]
+    kinds = set(SyncEvent.objects.filter(order=order).values_list("kind", flat=True))
+    assert {"pulled", "fulfillment_stored", "settled", "pushed"} <= kinds
+
+
+def test_partial_then_split_shipments_settle_only_when_every_line_is_done(
+    platform: Platform, connected_seller: Any, quiet_broker: Any
+) -> None:
+    order = placed("MP-PART")
+    platform.sandbox.ship("MP-PART", lines=[{"mp_line_number": "1", "quantity": 1}])
+    seller_pull(seller_id=connected_seller.id)
+    order.refresh_from_db()
+    assert line_totals(order) == {"1": (1, 0), "2": (0, 0)}
+    assert order.state == "AWAITING_SHIPMENT"
+    platform.sandbox.ship("MP-PART", split=2)  # the rest: line 1 in two parcels, line 2
+    seller_pull(seller_id=connected_seller.id)
+    order.refresh_from_db()
+    assert line_totals(order) == {"1": (3, 0), "2": (1, 0)}
+    assert Shipment.objects.filter(line__order=order, line__mp_line_number="1").count() == 3
+    assert order.state == "SHIPPED"
+
+
+def test_seller_cancellations_count_towards_settlement(
+    platform: Platform, connected_seller: Any, quiet_broker: Any
+) -> None:
+    mixed = placed("MP-MIX")
+    gone = placed("MP-GONE")
+    platform.sandbox.ship("MP-MIX", lines=[{"mp_line_number": "1"}])
+    platform.sandbox.cancel("MP-MIX", lines=[{"mp_line_number": "2"}], reason="out_of_stock")
+    platform.sandbox.cancel("MP-GONE", reason="customer_cancelled")
+    seller_pull(seller_id=connected_seller.id)
+    mixed.refresh_from_db()
+    gone.refresh_from_db()
+    assert line_totals(mixed) == {"1": (3, 0), "2": (0, 1)}
+    assert mixed.lines.get(mp_line_number="2").cancellations.get().reason == "out_of_stock"
+    assert mixed.state == "SHIPPED"
+    assert gone.state == "CANCELLED"  # nothing shipped
+    order_push(order_id=gone.id)
+    assert platform.order("MP-GONE")["marketplace_state"] == "CANCELLED"
+
+
+def test_a_second_pull_with_nothing_new_makes_one_list_request_and_changes_nothing(
+    platform: Platform, connected_seller: Any, quiet_broker: Any
+) -> None:
+    placed("MP-IDLE")
+    platform.sandbox.ship("MP-IDLE")
+    seller_pull(seller_id=connected_seller.id)
+    cursor = SellerPullState.objects.get().cursor
+    assert cursor is not None
+    events = SyncEvent.objects.count()
+    shipments = list(Shipment.objects.values_list("id", flat=True))
+    calls = PlatformCall.objects.count()
+    since = platform.requests()[0]["request_id"] if platform.requests() else None
+
+    result = seller_pull(seller_id=connected_seller.id)
+
+    new_calls = list(PlatformCall.objects.order_by("id")[calls:])
+    assert [(c.method, c.path.split("?")[0]) for c in new_calls] == [("GET", "/orders")]
+    assert "seller_updated_after" in new_calls[0].path
+    assert result.listed == 1
+    assert result.fetched == 0
+    assert SyncEvent.objects.count() == events
+    assert list(Shipment.objects.values_list("id", flat=True)) == shipments
+    assert SellerPullState.objects.get().cursor == cursor
+    logged = [r for r in platform.requests() if r["request_id"] != since]
+    assert logged  # the sandbox saw the listing too
+
+
+def test_listing_follows_next_cursor_across_pages(
+    platform: Platform, connected_seller: Any, quiet_broker: Any, settings: Any
+) -> None:
+    settings.PULL_PAGE_SIZE = 10
+    for i in range(12):
+        placed(f"MP-PG{i:02d}")
+        platform.sandbox.ship(f"MP-PG{i:02d}")
+    result = seller_pull(seller_id=connected_seller.id)
+    assert (result.pages, result.listed, result.settled) == (2, 12, 12)
+    assert Order.objects.filter(state="SHIPPED").count() == 12
+
+
+BAD_KINDS = [
+    ("unknown_carrier", "UNKNOWN_CARRIER", {"lines": [{"mp_line_number": "1"}]}),
+    ("malformed_tracking", "INVALID_TRACKING_NUMBER", {"lines": [{"mp_line_number": "1"}]}),
+    ("excess_quantity", "EXCESS_QUANTITY", {"lines": [{"mp_line_number": "1", "quantity": 3}]}),
+    ("unknown_line", "UNKNOWN_LINE", {}),
+    ("future_ship_date", "INVALID_SHIP_DATE", {"lines": [{"mp_line_number": "1"}]}),
+]
+
+
+@pytest.mark.parametrize(("bad", "code", "spec"), BAD_KINDS)
+def test_bad_fulfillment_is_reported_once_and_blocks_settlement(
+    platform: Platform, connected_seller: Any, quiet_broker: Any, bad: str, code: str,
+    spec: dict,
+) -> None:  # fmt: skip
+    order = placed("MP-BAD")
+    platform.sandbox.ship("MP-BAD", bad=bad, **spec)
+    seller_pull(seller_id=connected_seller.id)
+    problem = ValidationProblem.objects.get(order=order)
+    assert problem.code == code
+    assert problem.reported_at is not None
+    errors = platform.order("MP-BAD")["errors"]
+    assert [e["code"] for e in errors] == [code]
+    if code != "UNKNOWN_LINE":
+        assert errors[0]["mp_line_number"] == "1"
+
+    # Pull again, even forcing a re-read of the same fulfillment: nothing new is posted.
+    Order.objects.filter(pk=order.pk).update(platform_seller_updated_at=None)
+    seller_pull(seller_id=connected_seller.id)
+    seller_pull(seller_id=connected_seller.id)
+    assert len(platform.order("MP-BAD")["errors"]) == 1
+    assert ValidationProblem.objects.filter(order=order).count() == 1
+    order.refresh_from_db()
+    assert order.state == "AWAITING_SHIPMENT"  # an open problem blocks settlement
+
+
+def test_a_problem_that_disappears_is_resolved_and_the_order_settles(
+    platform: Platform, connected_seller: Any, quiet_broker: Any
+) -> None:
+    order = placed("MP-FIX")
+    bad = {
+        "status": "COMPLETE",
+        "fulfillments": [
+            {"mp_line_number": "1", "shipments": [
+                {"quantity": 3, "carrier": "UPS", "tracking_number": "1Z-BAD",
+                 "shipped_date": order.purchase_date.date().isoformat()}]},
+            {"mp_line_number": "2", "cancellations": [{"quantity": 1, "reason": "other"}]},
+        ],
+    }  # fmt: skip
+    order_fulfillment_apply(order_id=order.id, body=bad)
+    problem = ValidationProblem.objects.get(order=order)
+    assert problem.is_open
+    good = {**bad}
+    good["fulfillments"] = [
+        {**bad["fulfillments"][0], "shipments": [
+            {**bad["fulfillments"][0]["shipments"][0], "tracking_number": "1Z999AA10123456784"}]},
+        bad["fulfillments"][1],
+    ]  # fmt: skip
+    assert order_fulfillment_apply(order_id=order.id, body=good)
+    problem.refresh_from_db()
+    assert problem.resolved_at is not None
+    assert not order_fulfillment_apply(order_id=order.id, body=good)  # same body: no change
+
+
+def test_failed_error_report_is_retried_by_the_next_pull(
+    platform: Platform, connected_seller: Any, quiet_broker: Any
+) -> None:
+    order = placed("MP-REPORT")
+    # Both tries of the first pull (per order, then the sweep at its end) fail.
+    platform.sandbox.set_faults(endpoint="errors", kind="503", count=2)
+    platform.sandbox.ship("MP-REPORT", bad="malformed_tracking", lines=[{"mp_line_number": "1"}])
+    seller_pull(seller_id=connected_seller.id)
+    problem = ValidationProblem.objects.get(order=order)
+    assert problem.reported_at is None
+    assert problem.report_error
+    seller_pull(seller_id=connected_seller.id)
+    problem.refresh_from_db()
+    assert problem.reported_at is not None
+    assert len(platform.order("MP-REPORT")["errors"]) == 1
+
+
+def test_a_running_pull_of_one_seller_is_not_duplicated(
+    platform: Platform, connected_seller: Any, quiet_broker: Any
+) -> None:
+    from marketplace.orders.services.pull import _pull_claim
+
+    assert _pull_claim(seller_id=connected_seller.id) is not None
+    result = seller_pull(seller_id=connected_seller.id)
+    assert result.ran is False
+
+
+def test_one_sellers_running_pull_does_not_block_another_seller(
+    platform: Platform, connected_seller: Any, quiet_broker: Any
+) -> None:
+    from marketplace.orders.services.pull import _pull_claim
+    from sellers import services as seller_services
+
+    platform.sandbox.create_seller("bob-shop", "bob-shop-pass", name="Bob")
+    bob = seller_services.seller_create(
+        username="bob", password="bob-pass-123", display_name="Bob's Shop"
+    )
+    platform.reconnect(bob, who="bob-shop")
+    placed("MP-BOB", seller="bob")
+    platform.sandbox.ship("MP-BOB")
+    assert _pull_claim(seller_id=connected_seller.id) is not None  # alice's pull "running"
+    result = seller_pull(seller_id=bob.id)
+    assert result.ran
+    assert result.settled == 1

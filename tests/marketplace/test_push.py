@@ -1,0 +1,230 @@
+"""Pushing orders to the sandbox (real HTTP), calling the push service directly.
+
+The broker is quiet here (wake-ups are recorded, not sent) so each test drives the
+retries itself and checks what the outbox row says in between.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from marketplace.orders.models import OrderSync, SyncEvent
+from marketplace.orders.services.intake import order_cancel, order_state_change
+from marketplace.orders.services.push import (
+    order_push,
+    order_sync_retry,
+    order_sync_sweep,
+    seller_failed_orders_retry,
+)
+from marketplace.platform.models import PlatformCall
+from tests.marketplace.conftest import PLATFORM_SELLER, BrokerRecorder, Platform, make_order
+
+pytestmark = pytest.mark.django_db
+
+
+def sync_of(order: Any) -> OrderSync:
+    return OrderSync.objects.get(order=order)
+
+
+def make_due(order: Any) -> None:
+    OrderSync.objects.filter(order=order).update(next_attempt_at=timezone.now())
+
+
+def test_push_places_the_order_at_the_platform_with_every_field(
+    platform: Platform, connected_seller: Any, quiet_broker: BrokerRecorder
+) -> None:
+    order = make_order("MP-P1")
+    assert order_push(order_id=order.id) == "synced"
+    placed = platform.order("MP-P1")
+    assert placed["marketplace_state"] == "AWAITING_SHIPMENT"
+    body = placed["placed"]
+    assert body["customer"]["email"] == "ada@example.com"
+    assert body["shipping_address"]["postal_code"] == "N1 9GU"
+    assert body["order_lines"][0]["unit_price"] == 12.5
+    assert body["order_lines"][0]["taxes"] == [{"type": "VAT", "amount": 2.5}]
+    assert body["delivery_notes"] == "Leave with the porter"
+    assert body["location"] == "warehouse-1"
+    sync = sync_of(order)
+    assert (sync.status, sync.pushed_version, sync.desired_version) == ("synced", 1, 1)
+    assert sync.last_payload == body
+    assert SyncEvent.objects.filter(order=order, kind="pushed").count() == 1
+    call = PlatformCall.objects.get(method="PUT")
+    assert call.status == 201
+    assert call.seller_id == connected_seller.id
+    assert "Ada" not in call.request_excerpt  # buyer details stay out of the call log
+    # Nothing new: a second wake-up does not call the platform.
+    assert order_push(order_id=order.id) == "skipped"
+    assert PlatformCall.objects.filter(method="PUT").count() == 1
+
+
+def test_state_change_and_cancellation_reach_the_platform(
+    platform: Platform, connected_seller: Any, quiet_broker: Any
+) -> None:
+    order = make_order("MP-P2", marketplace_state="PENDING")
+    order_push(order_id=order.id)
+    order_state_change(mp_order_number="MP-P2", state="AWAITING_SHIPMENT")
+    order_push(order_id=order.id)
+    assert platform.order("MP-P2")["marketplace_state"] == "AWAITING_SHIPMENT"
+    order_cancel(mp_order_number="MP-P2")
+    order_push(order_id=order.id)
+    history = [h["state"] for h in platform.order("MP-P2")["state_history"]]
+    assert history == ["PENDING", "AWAITING_SHIPMENT", "CANCELLED"]
+    assert sync_of(order).pushed_version == 3
+
+
+def test_429_waits_as_long_as_retry_after_says_then_syncs(
+    platform: Platform, connected_seller: Any, quiet_broker: BrokerRecorder,
+    django_capture_on_commit_callbacks: Any, settings: Any,
+) -> None:  # fmt: skip
+    settings.PUSH_BACKOFF_CAP = 10  # wake-ups up to 10 s ride on a countdown
+    platform.sandbox.set_faults(endpoint="put_order", kind="429", count=1, retry_after=7)
+    order = make_order("MP-429")
+    before = timezone.now()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert order_push(order_id=order.id) == "retrying"
+    sync = sync_of(order)
+    assert sync.next_attempt_at >= before + timedelta(seconds=7)
+    assert sync.failures == 0  # a 429 does not count towards the dead letter
+    assert quiet_broker.pushes[-1] == (order.id, pytest.approx(7, abs=0.01))
+    assert order_push(order_id=order.id) == "skipped"  # not due yet
+    make_due(order)
+    assert order_push(order_id=order.id) == "synced"
+
+
+@pytest.mark.parametrize("kind", ["500", "502", "503", "malformed_json"])
+def test_transient_failures_back_off_and_eventually_sync(
+    platform: Platform, connected_seller: Any, quiet_broker: BrokerRecorder, kind: str
+) -> None:
+    platform.sandbox.set_faults(endpoint="put_order", kind=kind, count=2)
+    order = make_order(f"MP-T-{kind}")
+    assert order_push(order_id=order.id) == "retrying"
+    first = sync_of(order)
+    assert first.failures == 1
+    assert first.next_attempt_at > timezone.now() - timedelta(seconds=1)
+    make_due(order)
+    assert order_push(order_id=order.id) == "retrying"
+    assert sync_of(order).failures == 2
+    make_due(order)
+    assert order_push(order_id=order.id) == "synced"
+    assert platform.order(f"MP-T-{kind}")["marketplace_state"] == "AWAITING_SHIPMENT"
+    kinds = list(SyncEvent.objects.filter(order=order).values_list("kind", flat=True))
+    assert kinds.count("retry_scheduled") == 2
+
+
+def test_timeout_is_retried(
+    platform: Platform, connected_seller: Any, quiet_broker: Any, settings: Any
+) -> None:
+    settings.PLATFORM_READ_TIMEOUT = 0.5
+    platform.sandbox.set_faults(endpoint="put_order", kind="hang", count=1, hang_seconds=2)
+    order = make_order("MP-TIMEOUT")
+    assert order_push(order_id=order.id) == "retrying"
+    assert "timeout" in PlatformCall.objects.get(method="PUT", status=None).error
+    make_due(order)
+    assert order_push(order_id=order.id) == "synced"
+
+
+def test_transient_failures_end_in_the_dead_letter_and_an_admin_can_retry(
+    platform: Platform, connected_seller: Any, quiet_broker: Any, settings: Any
+) -> None:
+    settings.PUSH_MAX_FAILURES = 3
+    platform.sandbox.set_faults(endpoint="put_order", kind="500")
+    order = make_order("MP-DEAD")
+    for _ in range(3):
+        make_due(order)
+        order_push(order_id=order.id)
+    sync = sync_of(order)
+    assert sync.status == "failed"
+    assert "gave up after 3" in sync.last_error
+    platform.sandbox.clear_faults()
+    order_sync_sweep()
+    assert order_push(order_id=order.id) == "skipped"  # the sweeper leaves dead letters alone
+    order_sync_retry(order_id=order.id, actor="staff")
+    assert order_push(order_id=order.id) == "synced"
+    assert SyncEvent.objects.filter(order=order, kind="admin_retry", actor="staff").exists()
+
+
+def test_400_fails_with_the_platforms_message_and_is_not_retried(
+    platform: Platform, connected_seller: Any, quiet_broker: BrokerRecorder,
+    django_capture_on_commit_callbacks: Any,
+) -> None:  # fmt: skip
+    order = make_order("MP-400")
+    # The platform knows this order with a different currency: the update is refused.
+    order.currency = "USD"
+    order.save()
+    order_push(order_id=order.id)  # first placement succeeds with USD
+    order.currency = "EUR"
+    order.save()
+    order_state_change(mp_order_number="MP-400", state="CANCELLED")
+    quiet_broker.pushes.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert order_push(order_id=order.id) == "failed"
+    sync = sync_of(order)
+    assert sync.last_error_status == 400
+    assert "only marketplace_state" in sync.last_error
+    assert sync.next_attempt_at is None
+    assert quiet_broker.pushes == []
+    assert order_sync_sweep() == 0
+    assert PlatformCall.objects.filter(method="PUT", status=400).count() == 1
+
+
+def test_failed_orders_of_a_seller_are_retried_together(
+    platform: Platform, connected_seller: Any, quiet_broker: Any
+) -> None:
+    orders = [make_order(f"MP-F{i}") for i in range(3)]
+    OrderSync.objects.filter(order__in=orders[:2]).update(status="failed", last_error="x")
+    assert seller_failed_orders_retry(seller_id=connected_seller.id, actor="staff") == 2
+    assert set(OrderSync.objects.values_list("status", flat=True)) == {"pending"}
+
+
+def test_expired_access_token_is_refreshed_once_and_the_call_retried(
+    platform: Platform, connected_seller: Any, quiet_broker: Any
+) -> None:
+    platform.sandbox.expire_tokens(PLATFORM_SELLER)  # the platform now answers 401
+    order = make_order("MP-401")
+    assert order_push(order_id=order.id) == "synced"
+    puts = list(PlatformCall.objects.filter(method="PUT").order_by("id"))
+    assert [(c.status, c.attempt) for c in puts] == [(401, 1), (201, 2)]
+
+
+def test_revoked_grant_makes_orders_wait_until_the_seller_reconnects(
+    platform: Platform, connected_seller: Any, quiet_broker: BrokerRecorder,
+    django_capture_on_commit_callbacks: Any,
+) -> None:  # fmt: skip
+    platform.sandbox.revoke(PLATFORM_SELLER)
+    platform.sandbox.expire_tokens(PLATFORM_SELLER)
+    first, second = make_order("MP-W1"), make_order("MP-W2")
+    assert order_push(order_id=first.id) == "waiting_for_connection"
+    assert order_push(order_id=second.id) == "waiting_for_connection"  # no call: not live
+    assert connected_seller.connection.__class__.objects.get().state == "needs_reauth"
+    quiet_broker.pushes.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        platform.reconnect(connected_seller)  # connection_live → release
+    assert sorted(p[0] for p in quiet_broker.pushes) == sorted([first.id, second.id])
+    assert set(OrderSync.objects.values_list("status", flat=True)) == {"pending"}
+    for order in (first, second):
+        assert order_push(order_id=order.id) == "synced"
+    assert platform.order("MP-W2")["marketplace_state"] == "AWAITING_SHIPMENT"
+
+
+def test_sweeper_requeues_pushes_whose_wake_up_was_lost(
+    platform: Platform, connected_seller: Any, quiet_broker: BrokerRecorder, settings: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:  # fmt: skip
+    settings.PUSH_SWEEP_GRACE_SECONDS = 30
+    _fresh, lost, due_retry, later_retry = (make_order(f"MP-S{i}") for i in range(4))
+    now = timezone.now()
+    OrderSync.objects.filter(order=lost).update(next_attempt_at=now - timedelta(minutes=5))
+    OrderSync.objects.filter(order=due_retry).update(
+        status="retrying", next_attempt_at=now - timedelta(seconds=1)
+    )
+    OrderSync.objects.filter(order=later_retry).update(
+        status="retrying", next_attempt_at=now + timedelta(minutes=5)
+    )
+    quiet_broker.pushes.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        order_sync_sweep()
+    assert sorted(p[0] for p in quiet_broker.pushes) == sorted([lost.id, due_retry.id])

@@ -1,0 +1,118 @@
+"""Payload builder, backoff, 429 header parsing and the rate budget."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from typing import Any
+
+import pytest
+
+from marketplace.orders.backoff import push_backoff_seconds, rate_limited_wait_seconds
+from marketplace.orders.payloads import order_payload
+from marketplace.platform.errors import retry_after_seconds
+from marketplace.platform.rate_budget import budget_acquire, budget_try_take
+from tests.marketplace.conftest import make_order
+
+REQUIRED = {
+    "mp_order_number",
+    "sales_channel",
+    "customer",
+    "purchase_date",
+    "currency",
+    "shipping_address",
+    "order_lines",
+    "marketplace_state",
+}
+
+
+@pytest.mark.django_db
+def test_payload_has_every_required_field_and_the_optional_ones_present(seller: Any) -> None:
+    order = make_order("MP-PAY-1")
+    payload = order_payload(order)
+    assert set(payload) >= REQUIRED
+    assert payload["marketplace_state"] == "AWAITING_SHIPMENT"
+    assert payload["purchase_date"].endswith("+00:00")
+    assert payload["customer"] == {
+        "full_name": "Ada Lovelace",
+        "email": "ada@example.com",
+        "phone": "+44 20 7946 0000",
+        "vat": "GB123456789",
+    }
+    assert payload["shipping_address"]["country_code"] == "GBR"
+    assert "address3" not in payload["shipping_address"]  # absent, not ""
+    assert payload["location"] == "warehouse-1"
+    assert payload["delivery_notes"] == "Leave with the porter"
+    assert payload["earliest_ship_date"].endswith("+00:00")
+    assert "earliest_delivery_date" not in payload
+    first, second = payload["order_lines"]
+    assert first == {
+        "mp_line_number": "1",
+        "sku": "SKU-RED",
+        "product_name": "Red mug",
+        "quantity": 3,
+        "unit_price": 12.5,
+        "shipping_method": "standard",
+        "shipping_price": 4.0,
+        "taxes": [{"type": "VAT", "amount": 2.5}],
+        "discounts": [{"name": "spring", "amount": 1.0, "type": "fixed"}],
+    }
+    assert second["unit_price"] == 9.99
+    assert "shipping_method" not in second
+
+
+@pytest.mark.django_db
+def test_payload_without_optional_fields_leaves_them_out(seller: Any) -> None:
+    order = make_order(
+        "MP-PAY-2",
+        location=None,
+        delivery_notes=None,
+        earliest_ship_date=None,
+        latest_ship_date=None,
+    )
+    payload = order_payload(order)
+    for key in ("location", "delivery_notes", "earliest_ship_date", "latest_ship_date"):
+        assert key not in payload
+
+
+def test_backoff_grows_exponentially_with_bounded_jitter() -> None:
+    low = [push_backoff_seconds(n, base=2, cap=100, rand=lambda: 0.0) for n in range(1, 8)]
+    high = [push_backoff_seconds(n, base=2, cap=100, rand=lambda: 1.0) for n in range(1, 8)]
+    assert low == [1, 2, 4, 8, 16, 32, 50]
+    assert high == [2, 4, 8, 16, 32, 64, 100]
+    for n in range(1, 8):
+        assert low[n - 1] <= push_backoff_seconds(n, base=2, cap=100) <= high[n - 1]
+
+
+def test_retry_after_in_seconds_or_http_date_or_rate_limit_reset() -> None:
+    now = time.time()
+    assert retry_after_seconds({"Retry-After": "7"}, now=now) == 7
+    http_date = format_datetime(datetime.fromtimestamp(now, UTC) + timedelta(seconds=30), True)
+    assert 28 <= retry_after_seconds({"Retry-After": http_date}, now=now) <= 31
+    assert retry_after_seconds(
+        {"X-Rate-Limit-Reset": str(int(now) + 12)}, now=now
+    ) == pytest.approx(12, abs=1)
+    assert retry_after_seconds({"X-Rate-Limit-Reset": "5"}, now=now) == 5
+    assert retry_after_seconds({}, now=now) is None
+    assert retry_after_seconds({"Retry-After": "soon"}, now=now) is None
+
+
+def test_rate_limited_wait_uses_the_platforms_word_or_the_default(settings: Any) -> None:
+    settings.PUSH_RATE_LIMIT_DEFAULT_WAIT = 30
+    assert rate_limited_wait_seconds(4) == 4
+    assert rate_limited_wait_seconds(0) == 1
+    assert rate_limited_wait_seconds(None) == 30
+
+
+def test_rate_budget_spaces_requests_of_one_key_but_not_of_others(settings: Any) -> None:
+    key = f"test-{time.time_ns()}"
+    assert budget_try_take(key=key, rate_per_second=2) == 0
+    wait = budget_try_take(key=key, rate_per_second=2)
+    assert 0.3 < wait <= 0.5
+    assert budget_try_take(key=key + "-other", rate_per_second=2) == 0
+    started = time.monotonic()
+    budget_acquire(key=key, rate_per_second=2)
+    budget_acquire(key=key, rate_per_second=2)
+    # Three takes at 2/s: at least ~1 s after the first.
+    assert time.monotonic() - started >= 0.8
