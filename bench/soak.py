@@ -183,7 +183,11 @@ class Soak:
         body = _order_body(number, seller.user.username, state, country)
         if invalid:
             self.invalid.add(number)
-        self.guarded("intake", lambda: order_create(data=OrderIn.model_validate(body)))
+        # A client of the intake API retries a failed create (same body: idempotent).
+        while (
+            self.guarded("intake", lambda: order_create(data=OrderIn.model_validate(body))) is None
+        ):
+            time.sleep(0.2)
         now = time.monotonic()
         if state == "PENDING":
             self.later.append((now + 8, number, "AWAITING_SHIPMENT"))
@@ -199,10 +203,12 @@ class Soak:
             if when > now:
                 keep.append((when, number, state))
                 continue
-            self.guarded(
+            changed = self.guarded(
                 "state_change",
                 lambda n=number, s=state: order_state_change(mp_order_number=n, state=s),
             )
+            if changed is None:  # the intake client retries (a deadlock, a lost connection)
+                keep.append((now + 1, number, state))
         self.later = keep
 
     # --- beat ---------------------------------------------------------------------------
@@ -375,11 +381,16 @@ class Soak:
         drained_at = None
         while True:
             now = time.monotonic()
-            progress = min(1.0, (now - feed_started) / args.feed_seconds)
-            target = min(args.orders, math.ceil(progress * args.orders))
-            while created < target:
+            target = min(
+                args.orders, math.ceil((now - feed_started) / args.feed_seconds * args.orders)
+            )
+            # A bounded batch per tick: beat and the incidents must keep their rhythm even
+            # when intake falls behind the feed rate.
+            batch_end = min(target, created + 25)
+            while created < batch_end:
                 self.create(created)
                 created += 1
+            progress = created / args.orders
             self.due_changes()
             self.incidents(progress)
             self.beat(now)

@@ -27,6 +27,9 @@ def celery_worker_thread(transactional_db) -> Iterator[object]:
 
     from marketplace.celery import app
 
+    # Tests without a worker leave wake-ups in the broker; a fresh worker must not
+    # spend this test's time on another test's stale messages.
+    app.control.purge()
     with start_worker(
         app, pool="threads", concurrency=2, perform_ping_check=False, shutdown_timeout=30
     ) as worker:

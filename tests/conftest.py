@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -68,6 +69,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip_pg)
         if "browser" in item.keywords and not has_chromium:
             item.add_marker(skip_browser)
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: None) -> None:
+    """On SQLite, a test database *file* instead of shared-cache memory.
+
+    Real Celery worker threads, live_server threads and the test share the database;
+    shared-cache memory databases use table locks that fail at once ("database table
+    is locked") instead of waiting. A file with WAL and a busy timeout can wait.
+    """
+    from django.conf import settings
+
+    database = settings.DATABASES["default"]
+    if database["ENGINE"] == "django.db.backends.sqlite3":
+        folder = Path(settings.CELERY_DATA_DIR)
+        folder.mkdir(parents=True, exist_ok=True)
+        database.setdefault("TEST", {})["NAME"] = str(folder / "test-db.sqlite3")
 
 
 @pytest.fixture(scope="session")

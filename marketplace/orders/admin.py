@@ -97,7 +97,7 @@ class SellerPullStateAdmin(admin.ModelAdmin):
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
     list_display = ["name", "prefix", "created_at", "last_used_at", "revoked_at"]
-    readonly_fields = ["prefix", "key_hash", "created_at", "last_used_at"]
+    readonly_fields = ["prefix", "created_at", "last_used_at"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # keys are created with manage.py create_api_key (shown once)

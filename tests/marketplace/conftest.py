@@ -9,13 +9,10 @@ and the test calls the services itself (deterministic, no waiting).
 from __future__ import annotations
 
 import copy
-import os
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,23 +32,6 @@ CLIENT_SECRET = "orders-test-secret-7d1e"
 REDIRECT_URL = "http://testserver/sellers/connection/callback/"
 PLATFORM_SELLER = "alice-shop"
 APP_SELLER = "alice"
-
-
-@pytest.fixture(scope="session")
-def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: None) -> None:
-    """On SQLite, a test database *file* instead of shared-cache memory.
-
-    Worker threads and the test share the database; shared-cache memory databases use
-    table locks that fail at once ("database table is locked") instead of waiting, so a
-    real worker cannot run beside the test. A file with WAL and a busy timeout can.
-    """
-    from django.conf import settings
-
-    database = settings.DATABASES["default"]
-    if database["ENGINE"] == "django.db.backends.sqlite3":
-        folder = Path(os.environ.get("CELERY_DATA_DIR") or tempfile.gettempdir())
-        folder.mkdir(parents=True, exist_ok=True)
-        database.setdefault("TEST", {})["NAME"] = str(folder / "test-orders.sqlite3")
 
 
 @dataclass

@@ -91,8 +91,11 @@ def _push_claim(*, order_id: int, force: bool) -> _Claim | str:
     """Claim the order for one push, or say why not ("skipped" or the new status)."""
     now = timezone.now()
     with transaction.atomic():
+        # Lock only the sync row: order changes lock the order, then the sync row; locking
+        # both here (in whatever order Postgres picks) could deadlock with them. The state
+        # read matches the version read: a change bumps the version under this lock.
         sync = (
-            OrderSync.objects.select_for_update()
+            OrderSync.objects.select_for_update(of=("self",))
             .select_related("order")
             .filter(order_id=order_id)
             .first()
