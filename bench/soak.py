@@ -306,7 +306,8 @@ class Soak:
             [],
             [],
         )
-        invalid_wrong = []
+        invalid_wrong: list[str] = []
+        in_flight_orders: list[str] = []
         orders = Order.objects.select_related("sync").order_by("id")
         for order in orders:
             number = order.mp_order_number
@@ -315,11 +316,14 @@ class Soak:
                 if remote is not None or order.sync.status != OrderSync.Status.FAILED:
                     invalid_wrong.append(number)
                 continue
+            # Lost: we hold the order as synced, yet the platform lacks it or disagrees.
+            # An order not synced yet is in flight (only possible when the drain timed out).
+            in_flight = order.sync.status != OrderSync.Status.SYNCED
             if remote is None:
-                lost.append(number)
+                (in_flight_orders if in_flight else lost).append(number)
                 continue
             if remote["marketplace_state"] != order.state:
-                mismatched.append(number)
+                (in_flight_orders if in_flight else mismatched).append(number)
             states = [h["state"] for h in remote["state_history"]]
             if len(states) != len(set(states)):
                 duplicated.append(number)
@@ -350,6 +354,7 @@ class Soak:
             "lost": len(lost) + len(mismatched),
             "lost_missing": lost[:20],
             "lost_state_differs": mismatched[:20],
+            "in_flight_at_end": len(in_flight_orders),
             "duplicated_or_out_of_order": len(set(duplicated) | set(out_of_order)),
             "duplicated_examples": (duplicated + out_of_order)[:20],
             "unsettled": len(unsettled),
@@ -511,6 +516,7 @@ def main(argv: list[str] | None = None) -> int:
             ("failures_left", "0"),
             ("invalid_orders", "rejected with 400"),
             ("invalid_not_rejected", "0"),
+            ("in_flight_at_end", "0"),
             ("unsettled", "0"),
             ("shipped_quantity_differs", "0"),
             ("faults_fired", ""),

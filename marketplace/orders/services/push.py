@@ -92,14 +92,8 @@ def _push_claim(*, order_id: int, force: bool) -> _Claim | str:
     now = timezone.now()
     with transaction.atomic():
         # Lock only the sync row: order changes lock the order, then the sync row; locking
-        # both here (in whatever order Postgres picks) could deadlock with them. The state
-        # read matches the version read: a change bumps the version under this lock.
-        sync = (
-            OrderSync.objects.select_for_update(of=("self",))
-            .select_related("order")
-            .filter(order_id=order_id)
-            .first()
-        )
+        # both here (in whatever order Postgres picks) could deadlock with them.
+        sync = OrderSync.objects.select_for_update().filter(order_id=order_id).first()
         if sync is None:
             return SKIPPED
         if sync.pushed_version >= sync.desired_version:
@@ -119,7 +113,12 @@ def _push_claim(*, order_id: int, force: bool) -> _Claim | str:
             and sync.next_attempt_at > now + DUE_TOLERANCE
         ):
             return SKIPPED  # not due yet; its own wake-up or the sweeper comes back
-        order: Order = sync.order
+        # Read the order in a statement of its own, after the lock is held. Joined into
+        # the locking query, Postgres would re-check only the locked sync row after
+        # waiting for a concurrent change and keep the order row from before it: a new
+        # version with the old state, pushed and marked synced (a lost update). Every
+        # change bumps the version under this lock, so this read matches the version.
+        order = Order.objects.get(pk=sync.order_id)
         connection = _connection_live(order.seller_id)
         if connection is None:
             _mark_waiting(sync, "the seller's platform connection is not live")
