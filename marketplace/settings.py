@@ -18,6 +18,7 @@ from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Exchange, Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -266,11 +267,14 @@ else:
     _broker_dir = CELERY_DATA_DIR / "broker"
     _broker_dir.mkdir(parents=True, exist_ok=True)
     (CELERY_DATA_DIR / "processed").mkdir(parents=True, exist_ok=True)
+    (CELERY_DATA_DIR / "control").mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_URL = "filesystem://"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir),
         "data_folder_out": str(_broker_dir),
         "processed_folder": str(CELERY_DATA_DIR / "processed"),
+        # Broadcast/control messages (ping, purge): kombu's default is ./control.
+        "control_folder": str(CELERY_DATA_DIR / "control"),
         "store_processed": False,
         "polling_interval": 0.1,
     }
@@ -285,6 +289,19 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = 120
 CELERY_TASK_TIME_LIMIT = 180
 CELERY_TIMEZONE = "UTC"
+# One queue per job type, so a backlog of slow pulls never delays pushes or token
+# refreshes. A worker consumes all of them unless started with -Q (production can run
+# dedicated workers per queue); sweepers stay on the default queue.
+CELERY_TASK_QUEUES = tuple(
+    Queue(name, Exchange(name, type="direct"), routing_key=name)
+    for name in ("celery", "push", "pull", "tokens")
+)
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_ROUTES = {
+    "marketplace.orders.tasks.order_push_task": {"queue": "push"},
+    "marketplace.orders.tasks.seller_pull_task": {"queue": "pull"},
+    "sellers.tasks.connection_refresh_task": {"queue": "tokens"},
+}
 CELERY_BEAT_SCHEDULE_FILENAME = str(CELERY_DATA_DIR / "celerybeat-schedule")
 # Periodic jobs: each is a thin task over a service, and each is safe to run late or twice.
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {

@@ -190,16 +190,25 @@ def make_order(number: str = "MP-1001", **overrides: Any) -> Order:
 
 
 def wait_for(
-    condition: Callable[[], Any], *, timeout: float = 20.0, interval: float = 0.1, what: str = ""
+    condition: Callable[[], Any],
+    *,
+    timeout: float = 20.0,
+    interval: float = 0.1,
+    what: str = "",
+    explain: Callable[[], str] | None = None,
 ) -> Any:
-    """Poll until ``condition()`` is truthy; fail after ``timeout`` seconds."""
+    """Poll until ``condition()`` is truthy; fail after ``timeout`` seconds.
+
+    ``explain`` adds what the system looked like at the deadline to the failure.
+    """
     deadline = time.monotonic() + timeout
     while True:
         value = condition()
         if value:
             return value
         if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout}s waiting for {what or condition}")
+            detail = f"\n{explain()}" if explain else ""
+            pytest.fail(f"timed out after {timeout}s waiting for {what or condition}{detail}")
         time.sleep(interval)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from marketplace.orders.models import Order, OrderSync
+from marketplace.orders.models import Order, OrderSync, SyncEvent
 from marketplace.orders.services import outbox
 from marketplace.orders.services.intake import order_state_change
 from marketplace.orders.services.pull import sellers_pull_fan_out
@@ -35,6 +35,22 @@ def remote_state(platform: Platform, number: str) -> str | None:
         return platform.order(number)["marketplace_state"]
     except Exception:
         return None
+
+
+def sync_story(number: str) -> str:
+    """The order's outbox row and history, for a failure message."""
+    sync = OrderSync.objects.select_related("order__seller__connection").get(
+        order__mp_order_number=number
+    )
+    events = SyncEvent.objects.filter(order_id=sync.order_id).order_by("created_at", "id")
+    lines = [
+        f"sync: status={sync.status} desired={sync.desired_version} "
+        f"pushed={sync.pushed_version} claim={bool(sync.claim_token)} "
+        f"next={sync.next_attempt_at} error={sync.last_error!r}",
+        f"connection: {sync.order.seller.connection.state}",
+    ]
+    lines += [f"  {e.created_at:%H:%M:%S.%f} {e.kind} v{e.version} {e.message}" for e in events]
+    return "\n".join(lines)
 
 
 def synced(number: str) -> bool:
@@ -151,7 +167,11 @@ def test_revoked_grant_orders_wait_and_go_out_after_reconnect(
     )
     assert remote_state(platform, "MP-E6") is None
     platform.reconnect(connected_seller)  # connection_live (on commit) releases the order
-    wait_for(lambda: synced("MP-E6"), what="push after reconnect")
+    wait_for(
+        lambda: synced("MP-E6"),
+        what="push after reconnect",
+        explain=lambda: sync_story("MP-E6"),
+    )
     assert remote_state(platform, "MP-E6") == "AWAITING_SHIPMENT"
 
 

@@ -228,3 +228,23 @@ def test_sweeper_requeues_pushes_whose_wake_up_was_lost(
     with django_capture_on_commit_callbacks(execute=True):
         order_sync_sweep()
     assert sorted(p[0] for p in quiet_broker.pushes) == sorted([lost.id, due_retry.id])
+
+
+def test_sweeper_requeues_a_lost_push_once_per_grace_period(
+    platform: Platform, connected_seller: Any, quiet_broker: BrokerRecorder, settings: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:  # fmt: skip
+    settings.PUSH_SWEEP_GRACE_SECONDS = 30.0
+    order = make_order("MP-SWEEP-ONCE")
+    # The wake-up was lost a minute ago: the sweeper re-queues it ...
+    OrderSync.objects.filter(order=order).update(
+        next_attempt_at=timezone.now() - timedelta(minutes=1)
+    )
+    quiet_broker.pushes.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert order_sync_sweep() == 1
+        # ... and the next sweep, before the grace period passes again, does not pile
+        # another wake-up on top while the first one waits in a backlog.
+        assert order_sync_sweep() == 0
+    assert [order_id for order_id, _ in quiet_broker.pushes] == [order.id]
+    assert order_push(order_id=order.id) == "synced"

@@ -356,6 +356,11 @@ def order_sync_sweep(*, now: Any = None, limit: int | None = None) -> int:
         .order_by("next_attempt_at")
         .values_list("order_id", flat=True)[:limit]
     )
+    # Mark them re-queued now (a due retry becomes pending): the next sweep leaves them
+    # alone for another grace period instead of piling duplicate wake-ups onto a backlog.
+    OrderSync.objects.filter(due & unclaimed, order_id__in=order_ids).update(
+        status=Status.PENDING, next_attempt_at=now, updated_at=now
+    )
     for order_id in order_ids:
         push_enqueue(order_id=order_id)
     released = 0
