@@ -64,12 +64,17 @@ def test_callback_with_valid_state_and_code_connects(
     state = start(seller_client)
     code = platform.mint_code()
     received = []
-    connection_live.connect(lambda **kw: received.append(kw["connection"]), weak=False)
+
+    def on_live(**kw: object) -> None:
+        received.append(kw["connection"])
+
+    # Only this test's receiver comes and goes: the orders app's stays connected.
+    connection_live.connect(on_live, weak=False)
     try:
         with django_capture_on_commit_callbacks(execute=True):
             response = seller_client.get(CALLBACK_PATH, {"code": code, "state": state})
     finally:
-        connection_live.receivers.clear()
+        connection_live.disconnect(on_live)
 
     assert response.status_code == 302
     assert response["Location"] == reverse("sellers:connection")

@@ -48,7 +48,7 @@ def order_fulfillment_apply(
     now = timezone.now()
     digest = _digest(body)
     with transaction.atomic():
-        order = Order.objects.select_for_update().get(pk=order_id)
+        order = Order.objects.select_for_update(no_key=True).get(pk=order_id)
         order.platform_seller_updated_at = seller_updated_at or order.platform_seller_updated_at
         order.fulfillment_pulled_at = now
         if order.fulfillment_digest == digest:
@@ -195,7 +195,7 @@ def order_settle(*, order_id: int, actor: str = "settle") -> str | None:
     Returns the new state, or None when the order is not settled (yet).
     """
     with transaction.atomic():
-        order = Order.objects.select_for_update().get(pk=order_id)
+        order = Order.objects.select_for_update(no_key=True).get(pk=order_id)
         target = _settle_target(order)
         if target is None or not transition_allowed(order.state, target):
             return None

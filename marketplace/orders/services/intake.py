@@ -150,7 +150,14 @@ def order_state_change(
 ) -> Order:
     """Move the order to ``state`` (idempotent when it is already there) and queue a push."""
     with transaction.atomic():
-        order = Order.objects.select_for_update().filter(mp_order_number=mp_order_number).first()
+        # FOR NO KEY UPDATE: a state change never touches the key, and a plain FOR UPDATE
+        # would block the foreign-key checks (FOR KEY SHARE) of a push recording its
+        # SyncEvent while holding the sync row this change waits for: a deadlock.
+        order = (
+            Order.objects.select_for_update(no_key=True)
+            .filter(mp_order_number=mp_order_number)
+            .first()
+        )
         if order is None:
             raise OrderNotFound(mp_order_number)
         if order.state == state:
