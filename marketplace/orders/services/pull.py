@@ -148,20 +148,23 @@ def _pull_page(
 ) -> datetime | None:
     """Process one listing page; returns the newest seller_updated_at it held."""
     newest: datetime | None = None
-    for entry in page.get("orders") or []:
-        if not isinstance(entry, dict):
-            continue
+    entries = [entry for entry in page.get("orders") or [] if isinstance(entry, dict)]
+    # One query for the page's orders, not one per listed order.
+    ours = {
+        order.mp_order_number: order
+        for order in Order.objects.filter(
+            seller_id=seller_id,
+            mp_order_number__in=[str(e.get("mp_order_number") or "") for e in entries],
+        ).only("id", "mp_order_number", "platform_seller_updated_at")
+    }
+    for entry in entries:
         result.listed += 1
         number = str(entry.get("mp_order_number") or "")
         raw_updated = entry.get("seller_updated_at")
         updated = parse_datetime(raw_updated) if isinstance(raw_updated, str) else None
         if updated is not None:
             newest = max(newest, updated) if newest else updated
-        order = (
-            Order.objects.filter(seller_id=seller_id, mp_order_number=number)
-            .only("id", "platform_seller_updated_at")
-            .first()
-        )
+        order = ours.get(number)
         if order is None:
             continue  # not ours (placed by another marketplace or deleted here)
         if updated is not None and order.platform_seller_updated_at == updated:

@@ -130,7 +130,16 @@ def _push_claim(*, order_id: int, force: bool) -> _Claim | str:
         sync.lease_until = now + timedelta(seconds=settings.PUSH_LEASE_SECONDS)
         sync.attempts += 1
         sync.last_payload = payload
-        sync.save()
+        sync.save(
+            update_fields=[
+                "claim_token",
+                "claimed_version",
+                "lease_until",
+                "attempts",
+                "last_payload",
+                "updated_at",
+            ]
+        )
         return _Claim(
             order_id=order.id,
             mp_order_number=order.mp_order_number,
