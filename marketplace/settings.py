@@ -139,6 +139,10 @@ PULL_PAGE_SIZE = 50
 PULL_CURSOR_OVERLAP = timedelta(minutes=2)  # re-read a little: clocks drift
 PULL_LEASE_SECONDS = 300.0
 
+# The overview reads whole-table aggregates from a snapshot a beat job refreshes every
+# 30 s; older than this, the page computes them itself. 0: always compute (tests).
+DASHBOARD_ACTIVITY_MAX_AGE = 60
+
 # --- Django --------------------------------------------------------------------
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -321,6 +325,10 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "seller-pull-fan-out": {
         "task": "marketplace.orders.tasks.seller_pull_fan_out_task",
         "schedule": 90.0,
+    },
+    "dashboard-activity-snapshot": {
+        "task": "marketplace.dashboard.tasks.activity_snapshot_task",
+        "schedule": 30.0,
     },
     "platform-call-prune": {
         "task": "marketplace.orders.tasks.platform_call_prune_task",

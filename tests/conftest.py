@@ -71,6 +71,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip_browser)
 
 
+@pytest.fixture(autouse=True)
+def _live_dashboard_numbers(settings: object) -> None:
+    # Tests assert numbers right after changing data: compute the overview's aggregates
+    # on each render instead of reading the beat job's snapshot (tested on its own).
+    settings.DASHBOARD_ACTIVITY_MAX_AGE = 0
+
+
 @pytest.fixture(scope="session")
 def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: None) -> None:
     """On SQLite, a test database *file* instead of shared-cache memory.

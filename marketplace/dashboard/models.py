@@ -44,3 +44,16 @@ class StaffAction(models.Model):
 
     def __str__(self) -> str:
         return f"{self.actor_username}: {self.get_kind_display()} ({'ok' if self.ok else 'failed'})"
+
+
+class ActivitySnapshot(models.Model):
+    """The overview's whole-table aggregates as of ``computed_at`` (see ``activity``)."""
+
+    computed_at = models.DateTimeField(db_index=True)
+    data = models.JSONField()
+
+    class Meta:
+        ordering = ["-computed_at"]
+
+    def __str__(self) -> str:
+        return f"activity as of {self.computed_at:%Y-%m-%d %H:%M:%S}"

@@ -105,6 +105,7 @@ class Overview:
     oldest_pull_success_at: datetime | None
     never_pulled: int
     pull_errors: int
+    activity_at: datetime
     chart: list[HourBucket]
     needs_reauth: list[Seller]
     failed_orders: list[Order]
@@ -152,7 +153,7 @@ def sync_status_tallies(*, seller_id: int | None = None) -> list[Tally]:
     return [Tally(s, SyncStatus(s).label, counts[s], SYNC_BADGES[s]) for s in order]
 
 
-def _is_failed_call() -> Q:
+def is_failed_call() -> Q:
     # No answer at all (timeout, connection error) or an error status.
     return Q(status__isnull=True) | Q(status__gte=400)
 
@@ -170,7 +171,7 @@ def calls_per_hour(*, now: datetime, hours: int = CHART_HOURS) -> list[HourBucke
         .annotate(
             pushes=Count("id", filter=Q(method="PUT")),
             pulls=Count("id", filter=Q(method="GET")),
-            failures=Count("id", filter=_is_failed_call()),
+            failures=Count("id", filter=is_failed_call()),
         )
     )
     by_hour = {row["hour"]: row for row in rows}
@@ -190,9 +191,11 @@ def calls_per_hour(*, now: datetime, hours: int = CHART_HOURS) -> list[HourBucke
 
 
 def overview_get(*, now: datetime) -> Overview:
+    # Imported here: activity builds on this module's tallies and chart.
+    from marketplace.dashboard.activity import activity_current
+
     connections, sellers_total = _connection_tallies()
-    sync_counts = sync_status_tallies()
-    day_ago = now - timedelta(hours=24)
+    activity = activity_current(now=now)
     # Grants and pull health of the connected sellers in one aggregate.
     live = PlatformConnection.objects.filter(state=ConnState.CONNECTED).aggregate(
         access_expiring=Count(
@@ -208,13 +211,6 @@ def overview_get(*, now: datetime) -> Overview:
             filter=Q(seller__pull_state__isnull=False) & ~Q(seller__pull_state__last_error=""),
         ),
     )
-    calls = PlatformCall.objects.filter(created_at__gte=day_ago).aggregate(
-        total=Count("id"), failed=Count("id", filter=_is_failed_call())
-    )
-    push_failures = SyncEvent.objects.filter(
-        created_at__gte=day_ago,
-        kind__in=[SyncEvent.Kind.PUSH_FAILED, SyncEvent.Kind.RETRY_SCHEDULED],
-    ).count()
     # Push lag: the longest any due push has waited (pending, or a retry whose time came).
     due = OrderSync.objects.filter(
         Q(status=SyncStatus.PENDING) | Q(status=SyncStatus.RETRYING, next_attempt_at__lte=now)
@@ -225,17 +221,18 @@ def overview_get(*, now: datetime) -> Overview:
         sellers_total=sellers_total,
         access_expiring=live["access_expiring"],
         refresh_expiring=live["refresh_expiring"],
-        sync_counts=sync_counts,
-        orders_total=sum(t.count for t in sync_counts),
-        calls_24h=calls["total"],
-        failed_calls_24h=calls["failed"],
-        push_failures_24h=push_failures,
+        sync_counts=activity.sync_counts,
+        orders_total=sum(t.count for t in activity.sync_counts),
+        calls_24h=activity.calls_24h,
+        failed_calls_24h=activity.failed_calls_24h,
+        push_failures_24h=activity.push_failures_24h,
+        activity_at=activity.computed_at,
         pushes_due=due["n"],
         oldest_due_push_at=due["oldest"],
         oldest_pull_success_at=live["oldest_pull"],
         never_pulled=live["never_pulled"],
         pull_errors=live["pull_errors"],
-        chart=calls_per_hour(now=now),
+        chart=activity.chart,
         needs_reauth=list(
             Seller.objects.filter(connection__state=ConnState.NEEDS_REAUTH)
             .select_related("user", "connection")

@@ -209,10 +209,12 @@ def build_world(
             for method, status in (("PUT", 201), ("GET", 200), ("PUT", 500))
         ]
     )
-    # Spread the call log over the last 24 hours (created_at is auto_now_add).
+    # Spread the call log over the last 24 hours (created_at is auto_now_add): one hour
+    # back per bucket, no further, so the oldest stays inside the chart's 24 hour-buckets
+    # even in the first minute of an hour.
     for hour in range(24):
         PlatformCall.objects.filter(pk__in=[c.pk for c in calls[hour::24]]).update(
-            created_at=now - timedelta(hours=hour, minutes=1)
+            created_at=now - timedelta(hours=hour)
         )
     if staff_actor is not None:
         StaffAction.objects.bulk_create(
