@@ -16,7 +16,6 @@ from django.db.models import (
     Count,
     F,
     IntegerField,
-    Min,
     OuterRef,
     Q,
     QuerySet,
@@ -119,11 +118,15 @@ class Overview:
         return self.now - self.oldest_pull_success_at if self.oldest_pull_success_at else None
 
 
-def _connection_tallies() -> tuple[list[Tally], int]:
+def connection_state_counts() -> dict[str, int]:
     # From sellers (left join): a seller without a connection row counts as not connected.
     counts = {state: 0 for state in ConnState.values}
     for row in Seller.objects.order_by().values("connection__state").annotate(n=Count("id")):
         counts[row["connection__state"] or ConnState.NOT_CONNECTED] += row["n"]
+    return counts
+
+
+def connection_tallies(counts: dict[str, int]) -> tuple[list[Tally], int]:
     tallies = [
         Tally(state, ConnState(state).label, counts[state], CONNECTION_BADGES[state])
         for state in (
@@ -194,45 +197,27 @@ def overview_get(*, now: datetime) -> Overview:
     # Imported here: activity builds on this module's tallies and chart.
     from marketplace.dashboard.activity import activity_current
 
-    connections, sellers_total = _connection_tallies()
     activity = activity_current(now=now)
-    # Grants and pull health of the connected sellers in one aggregate.
-    live = PlatformConnection.objects.filter(state=ConnState.CONNECTED).aggregate(
-        access_expiring=Count(
-            "id", filter=Q(access_token_expires_at__lte=now + ACCESS_EXPIRY_WINDOW)
-        ),
-        refresh_expiring=Count(
-            "id", filter=Q(refresh_token_expires_at__lte=now + REFRESH_EXPIRY_WINDOW)
-        ),
-        oldest_pull=Min("seller__pull_state__last_success_at"),
-        never_pulled=Count("id", filter=Q(seller__pull_state__last_success_at__isnull=True)),
-        pull_errors=Count(
-            "id",
-            filter=Q(seller__pull_state__isnull=False) & ~Q(seller__pull_state__last_error=""),
-        ),
-    )
-    # Push lag: the longest any due push has waited (pending, or a retry whose time came).
-    due = OrderSync.objects.filter(
-        Q(status=SyncStatus.PENDING) | Q(status=SyncStatus.RETRYING, next_attempt_at__lte=now)
-    ).aggregate(n=Count("id"), oldest=Min("next_attempt_at"))
+    connections, sellers_total = connection_tallies(activity.connection_counts)
     return Overview(
         now=now,
         connections=connections,
         sellers_total=sellers_total,
-        access_expiring=live["access_expiring"],
-        refresh_expiring=live["refresh_expiring"],
+        access_expiring=activity.access_expiring,
+        refresh_expiring=activity.refresh_expiring,
         sync_counts=activity.sync_counts,
         orders_total=sum(t.count for t in activity.sync_counts),
         calls_24h=activity.calls_24h,
         failed_calls_24h=activity.failed_calls_24h,
         push_failures_24h=activity.push_failures_24h,
         activity_at=activity.computed_at,
-        pushes_due=due["n"],
-        oldest_due_push_at=due["oldest"],
-        oldest_pull_success_at=live["oldest_pull"],
-        never_pulled=live["never_pulled"],
-        pull_errors=live["pull_errors"],
+        pushes_due=activity.pushes_due,
+        oldest_due_push_at=activity.oldest_due_push_at,
+        oldest_pull_success_at=activity.oldest_pull_success_at,
+        never_pulled=activity.never_pulled,
+        pull_errors=activity.pull_errors,
         chart=activity.chart,
+        # The lists that call for action are read live (indexed, limited).
         needs_reauth=list(
             Seller.objects.filter(connection__state=ConnState.NEEDS_REAUTH)
             .select_related("user", "connection")
