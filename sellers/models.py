@@ -21,6 +21,8 @@ class Seller(models.Model):
 
     class Meta:
         ordering = ["display_name", "id"]
+        # The dashboard's sellers list pages in this order: an index scan, not a sort.
+        indexes = [models.Index(fields=["display_name", "id"], name="seller_name_idx")]
 
     def __str__(self) -> str:
         return self.display_name
