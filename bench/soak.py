@@ -434,6 +434,11 @@ class Soak:
             "events": self.events,
             "errors_in_this_process": self.errors,
         }
+        # Freeze both sides before comparing: with the worker still pushing and the
+        # simulated seller still shipping (a drain that timed out), the two snapshots
+        # would be taken at different moments and in-flight orders would look lost.
+        self.worker.stop()
+        self.sandbox.set_auto_ship(None)
         fired = {f"{f['endpoint']}:{f['kind']}": f["fired"] for f in self.sandbox.faults()}
         self.sandbox.clear_faults()
         result.update(self.compare())
@@ -448,7 +453,6 @@ class Soak:
             "drained within max_seconds": result["drained"],
         }
         result["goal_met"] = all(result["goals"].values())
-        self.worker.stop()
         return result
 
     feed_done_at: float | None = None
