@@ -26,6 +26,7 @@ from marketplace.orders.errors import (
 )
 from marketplace.orders.intake_schema import OrderIn, StateIn
 from marketplace.orders.models import ApiKey, Order
+from marketplace.orders.payloads import order_customer, order_shipping_address
 from marketplace.orders.selectors import order_get
 from marketplace.orders.services.api_keys import api_key_authenticate
 from marketplace.orders.services.intake import order_cancel, order_create, order_state_change
@@ -139,25 +140,8 @@ def _order_out(order: Order) -> dict[str, Any]:
         "purchase_date": order.purchase_date,
         "currency": order.currency,
         "location": order.location,
-        "customer": {
-            "full_name": order.customer_full_name,
-            "email": order.customer_email,
-            "phone": order.customer_phone,
-            "vat": order.customer_vat,
-        },
-        "shipping_address": {
-            "full_name": order.ship_full_name,
-            "address1": order.ship_address1,
-            "address2": order.ship_address2,
-            "address3": order.ship_address3,
-            "city": order.ship_city,
-            "state": order.ship_state,
-            "postal_code": order.ship_postal_code,
-            "country_code": order.ship_country_code,
-            "country_code_iso2": order.ship_country_code_iso2,
-            "address_type": order.ship_address_type,
-            "phone": order.ship_phone,
-        },
+        "customer": order_customer(order),
+        "shipping_address": order_shipping_address(order),
         "delivery_notes": order.delivery_notes,
         "earliest_ship_date": order.earliest_ship_date,
         "latest_ship_date": order.latest_ship_date,

@@ -47,37 +47,43 @@ def order_line_payload(line: OrderLine) -> dict[str, Any]:
     return payload
 
 
+def order_customer(order: Order) -> dict[str, str]:
+    """The contract's ``customer`` object, every field (empty ones included)."""
+    return {
+        "full_name": order.customer_full_name,
+        "email": order.customer_email,
+        "phone": order.customer_phone,
+        "vat": order.customer_vat,
+    }
+
+
+def order_shipping_address(order: Order) -> dict[str, str]:
+    """The contract's ``shipping_address`` object, every field (empty ones included)."""
+    return {
+        "full_name": order.ship_full_name,
+        "address1": order.ship_address1,
+        "address2": order.ship_address2,
+        "address3": order.ship_address3,
+        "city": order.ship_city,
+        "state": order.ship_state,
+        "postal_code": order.ship_postal_code,
+        "country_code": order.ship_country_code,
+        "country_code_iso2": order.ship_country_code_iso2,
+        "address_type": order.ship_address_type,
+        "phone": order.ship_phone,
+    }
+
+
 def order_payload(order: Order, *, lines: list[OrderLine] | None = None) -> dict[str, Any]:
     """The full order body, with every required contract field."""
     lines = list(order.lines.all()) if lines is None else lines
     payload: dict[str, Any] = {
         "mp_order_number": order.mp_order_number,
         "sales_channel": order.sales_channel,
-        "customer": _compact(
-            {
-                "full_name": order.customer_full_name,
-                "email": order.customer_email,
-                "phone": order.customer_phone,
-                "vat": order.customer_vat,
-            }
-        ),
+        "customer": _compact(order_customer(order)),
         "purchase_date": rfc3339(order.purchase_date),
         "currency": order.currency,
-        "shipping_address": _compact(
-            {
-                "full_name": order.ship_full_name,
-                "address1": order.ship_address1,
-                "address2": order.ship_address2,
-                "address3": order.ship_address3,
-                "city": order.ship_city,
-                "state": order.ship_state,
-                "postal_code": order.ship_postal_code,
-                "country_code": order.ship_country_code,
-                "country_code_iso2": order.ship_country_code_iso2,
-                "address_type": order.ship_address_type,
-                "phone": order.ship_phone,
-            }
-        ),
+        "shipping_address": _compact(order_shipping_address(order)),
         "order_lines": [order_line_payload(line) for line in lines],
         "marketplace_state": order.state,
     }
