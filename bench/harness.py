@@ -344,6 +344,11 @@ class Worker:
             time.sleep(0.05)
         raise RuntimeError(f"worker not ready in {timeout}s:\n{self.log_tail()}")
 
+    @property
+    def pid(self) -> int:
+        assert self.process is not None, "worker not started"
+        return self.process.pid
+
     def kill(self) -> None:
         """SIGKILL the worker and its pool children (no warm shutdown, no acks)."""
         if self.process is not None and self.process.poll() is None:

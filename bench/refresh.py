@@ -6,13 +6,17 @@ Selector: ``sellers.selectors.connections_due_for_refresh`` exactly as the sweep
 its time follows the due rows, not the table: goal ratio <= 2. Rows go in with COPY.
 
 Throughput: ``connection_refresh`` (row lock, decrypt, Authlib POST, encrypt, save,
-timeline event, call log) over N connections whose tokens are due, against a bare
-``requests`` loop POSTing ``grant_type=refresh_token`` for N other grants, with the same
-number of threads. Goal: vault >= 0.8 x baseline.
+timeline event, call log) over N connections whose tokens are due, in C worker processes
+(as Celery's prefork pool runs it), against a bare ``requests`` loop POSTing
+``grant_type=refresh_token`` for N other grants from C threads. Goal: vault >= 0.8 x
+baseline. CPU milliseconds per refresh of each side, the sandbox and Postgres are
+reported too.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import queue
 import threading
 import time
@@ -21,6 +25,7 @@ from typing import Any
 
 import requests
 
+from bench.cpu import CpuMeter
 from bench.harness import (
     CLIENT_ID,
     CLIENT_SECRET,
@@ -127,6 +132,39 @@ def _threads(work: list[Any], concurrency: int, call: Any) -> float:
     return elapsed
 
 
+def _refresh_one(connection_id: int) -> str:
+    from sellers.services import connection_refresh
+
+    try:
+        connection_refresh(connection_id=connection_id)
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return ""
+
+
+def _processes(ids: list[int], concurrency: int, meter: CpuMeter) -> tuple[float, dict]:
+    """``connection_refresh`` of every id in ``concurrency`` worker processes, as Celery's
+    prefork pool runs it; returns the seconds and the CPU ``meter`` read (pool included)."""
+    from django.db import connections
+
+    connections.close_all()  # children must not share the parent's socket
+    context = multiprocessing.get_context("fork")
+    with context.Pool(concurrency, initializer=connections.close_all) as pool:
+        pool.map(int, range(concurrency))  # every child started before the clock
+        meter.start()
+        started = time.perf_counter()
+        errors = [e for e in pool.map(_refresh_one, ids, chunksize=1) if e]
+        elapsed = time.perf_counter() - started
+        cpu = meter.stop()  # before the pool's children exit with their CPU counts
+    if errors:
+        raise RuntimeError(f"{len(errors)} refreshes failed: {errors[:3]}")
+    return elapsed, cpu
+
+
+def _per_call(cpu_seconds: dict[str, float], calls: int) -> dict[str, float]:
+    return {name: round(seconds * 1000 / calls, 2) for name, seconds in cpu_seconds.items()}
+
+
 def run(
     env: BenchEnvironment,
     *,
@@ -140,7 +178,6 @@ def run(
     from django.utils import timezone
 
     from sellers.models import PlatformConnection
-    from sellers.services import connection_refresh
 
     assert env.sandbox is not None
     sandbox = env.sandbox
@@ -195,8 +232,24 @@ def run(
         if response.status_code != 200 or "access_token" not in response.json():
             raise RuntimeError(f"refresh answered {response.status_code}")
 
+    meter = CpuMeter(
+        trees={"sandbox": sandbox.pid},
+        pids={"client": os.getpid()},
+        names={"postgres": "postgres"},
+    )
+    meter.start()
     baseline_seconds = _threads(baseline_tokens, concurrency, bare)
-    vault_seconds = _threads(ids, concurrency, lambda i: connection_refresh(connection_id=i))
+    baseline_cpu = meter.stop()
+    # The vault runs in worker processes, as in production (Celery prefork): threads of
+    # one process would measure Python's GIL, not the vault. The bare loop's client work
+    # is light enough (see baseline_cpu_ms_per_refresh) that its threads are not limited.
+    meter = CpuMeter(
+        trees={"sandbox": sandbox.pid, "client": os.getpid()},
+        names={"postgres": "postgres"},
+    )
+    vault_seconds, vault_cpu = _processes(ids, concurrency, meter)
+    # The tree of this process includes the sandbox: count the vault's side alone.
+    vault_cpu["client"] = round(vault_cpu["client"] - vault_cpu["sandbox"], 2)
     refreshed = PlatformConnection.objects.filter(
         access_token_expires_at__gt=timezone.now() + timedelta(minutes=30)
     ).count()
@@ -221,6 +274,8 @@ def run(
         "vault_refreshes_per_s": round(refreshes / vault_seconds, 1),
         "refresh_ratio": round(baseline_seconds / vault_seconds, 3),
         "goal_refresh_ratio": 0.8,
+        "baseline_cpu_ms_per_refresh": _per_call(baseline_cpu, refreshes),
+        "vault_cpu_ms_per_refresh": _per_call(vault_cpu, refreshes),
         "refresh_token_reuse": reuse,
     }
     result["goal_met"] = (

@@ -215,7 +215,7 @@ class Soak:
 
     def beat(self, now: float) -> None:
         from marketplace.orders.services.pull import sellers_pull_fan_out
-        from marketplace.orders.services.push import order_sync_sweep
+        from marketplace.orders.services.push_recovery import order_sync_sweep
         from sellers.services import connection_refresh_sweep
 
         if now >= self.next_sweep:

@@ -127,9 +127,16 @@ PUSH_BACKOFF_BASE = 5.0  # seconds; tests shrink it with settings overrides
 PUSH_BACKOFF_CAP = 300.0  # below the Redis visibility_timeout, so countdowns are safe
 PUSH_MAX_FAILURES = 8
 PUSH_RATE_LIMIT_DEFAULT_WAIT = 30.0  # a 429 without Retry-After / X-Rate-Limit-Reset
-# A push claims its order for this long (no row lock across HTTP); it must exceed the
-# longest push: two attempts of connect+read timeouts plus a token refresh.
+# A push claims its orders for this long (no row lock across HTTP). A batch stops
+# starting calls while its longest call (two attempts of connect+read timeouts plus a
+# token refresh) could still outlive the lease, so it must exceed that by a margin.
 PUSH_LEASE_SECONDS = 120.0
+# Drains claim due orders this many at a time (one claim and one record transaction,
+# one call-log INSERT per batch) and hand over after this many seconds.
+PUSH_BATCH_SIZE = 50
+PUSH_DRAIN_SECONDS = 30.0
+# A drain already queued stops further wake-ups for at most this long (doorbell.py).
+PUSH_DOORBELL_SECONDS = 10.0
 # The sweeper re-enqueues pending pushes older than this (their wake-up was lost).
 PUSH_SWEEP_GRACE_SECONDS = 30.0
 PUSH_SWEEP_BATCH_SIZE = 500
@@ -303,6 +310,7 @@ CELERY_TASK_QUEUES = tuple(
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_ROUTES = {
     "marketplace.orders.tasks.order_push_task": {"queue": "push"},
+    "marketplace.orders.tasks.orders_push_drain_task": {"queue": "push"},
     "marketplace.orders.tasks.seller_pull_task": {"queue": "pull"},
     "sellers.tasks.connection_refresh_task": {"queue": "tokens"},
 }

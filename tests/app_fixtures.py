@@ -30,6 +30,10 @@ def celery_worker_thread(transactional_db) -> Iterator[object]:
     # Tests without a worker leave wake-ups in the broker; a fresh worker must not
     # spend this test's time on another test's stale messages.
     app.control.purge()
+    # ... nor find the push doorbell still rung by a test whose drain message was purged.
+    from marketplace.orders.services.doorbell import push_drain_doorbell_clear
+
+    push_drain_doorbell_clear()
     with start_worker(
         app, pool="threads", concurrency=2, perform_ping_check=False, shutdown_timeout=30
     ) as worker:

@@ -48,6 +48,11 @@ class SandboxProcess:
         self._log_file: Any = None
         self.http = requests.Session()
 
+    @property
+    def pid(self) -> int:
+        assert self._process is not None, "sandbox not started"
+        return self._process.pid
+
     # -- lifecycle ---------------------------------------------------------------------
 
     def start(self, timeout: float = 30.0) -> SandboxProcess:

@@ -17,7 +17,10 @@ from django.utils import timezone
 
 from marketplace.dashboard.models import StaffAction
 from marketplace.orders.models import Order, OrderSync, SellerPullState
-from marketplace.orders.services.push import order_sync_retry, seller_failed_orders_retry
+from marketplace.orders.services.push_recovery import (
+    order_sync_retry,
+    seller_failed_orders_retry,
+)
 from sellers.errors import ConnectionNotLive, ReauthorizationRequired, TokenRefreshUnavailable
 from sellers.models import PlatformConnection, Seller
 from sellers.services import connection_disconnect, connection_refresh

@@ -15,7 +15,7 @@ from marketplace.orders.models import (
     SyncEvent,
     ValidationProblem,
 )
-from marketplace.orders.services.push import order_sync_retry
+from marketplace.orders.services.push_recovery import order_sync_retry
 
 
 class OrderLineInline(admin.TabularInline):

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.dispatch import receiver
 
-from marketplace.orders.services.push import orders_release_for_seller
+from marketplace.orders.services.push_recovery import orders_release_for_seller
 from sellers.signals import connection_live
 
 

@@ -9,12 +9,19 @@ from __future__ import annotations
 from celery import shared_task
 
 from marketplace.orders.services.pull import seller_pull, sellers_pull_fan_out
-from marketplace.orders.services.push import order_push, order_sync_sweep
+from marketplace.orders.services.push import order_push, orders_push_drain
+from marketplace.orders.services.push_recovery import order_sync_sweep
 from marketplace.platform.calllog import platform_call_prune
 
 
 @shared_task(acks_late=True, ignore_result=True)
+def orders_push_drain_task() -> int:
+    return orders_push_drain()
+
+
+@shared_task(acks_late=True, ignore_result=True)
 def order_push_task(order_id: int) -> str:
+    """One order's delayed retry (a countdown), or a wake-up queued by an older release."""
     return order_push(order_id=order_id)
 
 

@@ -15,6 +15,7 @@ every call is written to the platform call log (path and status only).
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -65,6 +66,12 @@ def _session() -> OAuth2Session:
             settings.PLATFORM_CLIENT_SECRET,
             # The platform takes the client secret in the form body, not HTTP Basic.
             token_endpoint_auth_method="client_secret_post",
+        )
+        # As in client.py: read proxy settings once, not from the environment per request.
+        session.trust_env = False
+        session.proxies = requests.utils.get_environ_proxies(settings.PLATFORM_BASE_URL)
+        session.verify = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get(
+            "CURL_CA_BUNDLE", True
         )
         session.register_compliance_hook("access_token_response", _check_response)
         session.register_compliance_hook("refresh_token_response", _check_response)

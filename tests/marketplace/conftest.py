@@ -86,6 +86,7 @@ def connected_seller(platform: Platform, seller: Seller) -> Seller:
 @dataclass
 class BrokerRecorder:
     pushes: list[tuple[int, float | None]] = field(default_factory=list)
+    drains: list[bool] = field(default_factory=list)  # each ring of the drain doorbell: force?
     pulls: list[int] = field(default_factory=list)
 
 
@@ -93,15 +94,16 @@ class BrokerRecorder:
 def quiet_broker(monkeypatch: pytest.MonkeyPatch) -> BrokerRecorder:
     """Record wake-ups instead of sending them (tests call the services themselves)."""
     from marketplace.orders import tasks
+    from marketplace.orders.services import doorbell, outbox
 
     recorder = BrokerRecorder()
     monkeypatch.setattr(
-        tasks.order_push_task, "delay", lambda order_id: recorder.pushes.append((order_id, None))
+        outbox,
+        "push_wake",
+        lambda order_id, countdown=None: recorder.pushes.append((order_id, countdown)),
     )
     monkeypatch.setattr(
-        tasks.order_push_task,
-        "apply_async",
-        lambda args, countdown=None, **kw: recorder.pushes.append((args[0], countdown)),
+        doorbell, "push_drain_ring", lambda force=False: recorder.drains.append(force) or True
     )
     monkeypatch.setattr(
         tasks.seller_pull_task, "delay", lambda seller_id: recorder.pulls.append(seller_id)

@@ -16,7 +16,7 @@ from marketplace.orders.models import Order, OrderSync, SyncEvent
 from marketplace.orders.services import outbox
 from marketplace.orders.services.intake import order_state_change
 from marketplace.orders.services.pull import sellers_pull_fan_out
-from marketplace.orders.services.push import order_sync_sweep
+from marketplace.orders.services.push_recovery import order_sync_sweep
 from tests.marketplace.conftest import PLATFORM_SELLER, Platform, order_body, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from marketplace.orders.models import (
     Order,
@@ -13,11 +15,11 @@ from marketplace.orders.models import (
     SyncEvent,
     ValidationProblem,
 )
-from marketplace.orders.services.fulfillment import order_fulfillment_apply
+from marketplace.orders.services.fulfillment import order_fulfillment_apply, order_fulfillment_pull
 from marketplace.orders.services.pull import seller_pull
 from marketplace.orders.services.push import order_push
 from marketplace.platform.models import PlatformCall
-from tests.marketplace.conftest import Platform, make_order
+from tests.marketplace.conftest import BrokerRecorder, Platform, make_order
 
 pytestmark = pytest.mark.django_db
 
@@ -61,6 +63,82 @@ def test_whole_shipment_is_stored_settled_and_shipped_pushed(
     assert [h["state"] for h in remote["state_history"]] == ["AWAITING_SHIPMENT", "SHIPPED"]
     kinds = set(SyncEvent.objects.filter(order=order).values_list("kind", flat=True))
     assert {"pulled", "fulfillment_stored", "settled", "pushed"} <= kinds
+
+
+def events_after(order: Order, last_id: int) -> list[tuple[str, str]]:
+    return list(
+        SyncEvent.objects.filter(order=order, id__gt=last_id)
+        .order_by("id")
+        .values_list("kind", "message")
+    )
+
+
+def last_event_id() -> int:
+    return SyncEvent.objects.order_by("-id").values_list("id", flat=True).first() or 0
+
+
+def test_the_pull_that_reads_a_shipment_settles_the_order_and_queues_its_push(
+    platform: Platform,
+    connected_seller: Any,
+    quiet_broker: BrokerRecorder,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    order = placed("MP-ONE")
+    platform.sandbox.ship("MP-ONE")
+    last = last_event_id()
+    with django_capture_on_commit_callbacks(execute=True):
+        result = seller_pull(seller_id=connected_seller.id)
+    assert result.settled_orders == ["MP-ONE"]
+    assert [kind for kind, _ in events_after(order, last)] == [
+        "fulfillment_stored",
+        "pulled",
+        "settled",
+        "queued",
+    ]
+    assert quiet_broker.pushes == [(order.id, None)]
+    order.refresh_from_db()
+    assert (order.state, order.sync.status, order.sync.desired_version) == ("SHIPPED", "pending", 2)
+
+    # Reading the same fulfillment again stores nothing, settles nothing, queues nothing.
+    Order.objects.filter(pk=order.pk).update(platform_seller_updated_at=None)
+    shipments = list(Shipment.objects.values_list("id", flat=True))
+    last = last_event_id()
+    with django_capture_on_commit_callbacks(execute=True):
+        result = seller_pull(seller_id=connected_seller.id)
+    assert (result.fetched, result.changed, result.settled) == (1, 0, 0)
+    assert events_after(order, last) == [("pulled", "fulfillment unchanged")]
+    assert quiet_broker.pushes == [(order.id, None)]
+    assert list(Shipment.objects.values_list("id", flat=True)) == shipments
+    order.sync.refresh_from_db()
+    assert order.sync.desired_version == 2
+
+
+def test_each_changed_order_costs_the_same_few_queries_in_one_transaction(
+    platform: Platform, connected_seller: Any, quiet_broker: Any
+) -> None:
+    """A shipped, valid order: its fulfillment read (and call log), then one transaction
+    that stores, settles and queues the push. The cost must not grow with the pull."""
+    seller_pull(seller_id=connected_seller.id)  # creates the pull state: equal fixed costs
+    control = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")
+    counts = {}
+    for size in (1, 2, 4):
+        for i in range(size):
+            placed(f"MP-Q{size}-{i}")
+            platform.sandbox.ship(f"MP-Q{size}-{i}")
+        with CaptureQueriesContext(connection) as captured:
+            result = seller_pull(seller_id=connected_seller.id)
+        assert (result.pages, result.changed, result.settled) == (1, size, size)
+        statements = [q["sql"].split(None, 1)[0].upper() for q in captured.captured_queries]
+        counts[size] = (
+            sum(s not in control for s in statements),
+            statements.count("SAVEPOINT"),  # atomic blocks (the test runs in a transaction)
+        )
+    per_order = [counts[2][k] - counts[1][k] for k in (0, 1)]
+    assert [counts[4][k] - counts[2][k] for k in (0, 1)] == [2 * n for n in per_order]
+    queries, transactions = per_order
+    # 8 of the pull's own, plus the fulfillment read's call log (and access token).
+    assert queries <= 10
+    assert transactions == 1
 
 
 def test_partial_then_split_shipments_settle_only_when_every_line_is_done(
@@ -199,6 +277,52 @@ def test_a_problem_that_disappears_is_resolved_and_the_order_settles(
     problem.refresh_from_db()
     assert problem.resolved_at is not None
     assert not order_fulfillment_apply(order_id=order.id, body=good)  # same body: no change
+
+
+def test_a_corrected_fulfillment_resolves_the_problem_and_settles_in_the_same_step(
+    seller: Any, quiet_broker: Any
+) -> None:
+    order = make_order("MP-CORRECTED")
+    shipped = order.purchase_date.date().isoformat()
+
+    def body(tracking: str) -> dict[str, Any]:
+        return {
+            "status": "COMPLETE",
+            "fulfillments": [
+                {"mp_line_number": "1", "shipments": [
+                    {"quantity": 3, "carrier": "UPS", "tracking_number": tracking,
+                     "shipped_date": shipped}]},
+                {"mp_line_number": "2", "cancellations": [{"quantity": 1, "reason": "other"}]},
+            ],
+        }  # fmt: skip
+
+    bad = order_fulfillment_pull(order_id=order.id, body=body("1Z-BAD"))
+    assert (bad.changed, bad.settled, bad.report_due) == (True, None, True)
+    problem = ValidationProblem.objects.get(order=order)
+    assert problem.is_open
+    problem.reported_at = problem.last_seen_at
+    problem.save()
+
+    last = last_event_id()
+    good = order_fulfillment_pull(order_id=order.id, body=body("1Z999AA10123456784"))
+    assert (good.changed, good.settled, good.report_due) == (True, "SHIPPED", False)
+    assert [kind for kind, _ in events_after(order, last)] == [
+        "fulfillment_stored",
+        "problem_resolved",
+        "pulled",
+        "settled",
+        "queued",
+    ]
+    problem.refresh_from_db()
+    assert problem.resolved_at is not None
+    order.refresh_from_db()
+    assert order.state == "SHIPPED"
+    assert line_totals(order) == {"1": (3, 0), "2": (0, 1)}
+
+    last = last_event_id()
+    again = order_fulfillment_pull(order_id=order.id, body=body("1Z999AA10123456784"))
+    assert (again.changed, again.settled) == (False, None)
+    assert events_after(order, last) == [("pulled", "fulfillment unchanged")]
 
 
 def test_failed_error_report_is_retried_by_the_next_pull(

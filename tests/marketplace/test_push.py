@@ -10,12 +10,14 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.conf import settings as django_settings
 from django.utils import timezone
 
 from marketplace.orders.models import OrderSync, SyncEvent
+from marketplace.orders.services import doorbell
 from marketplace.orders.services.intake import order_cancel, order_state_change
-from marketplace.orders.services.push import (
-    order_push,
+from marketplace.orders.services.push import order_push, orders_push_drain
+from marketplace.orders.services.push_recovery import (
     order_sync_retry,
     order_sync_sweep,
     seller_failed_orders_retry,
@@ -210,12 +212,11 @@ def test_revoked_grant_makes_orders_wait_until_the_seller_reconnects(
     assert platform.order("MP-W2")["marketplace_state"] == "AWAITING_SHIPMENT"
 
 
-def test_sweeper_requeues_pushes_whose_wake_up_was_lost(
+def test_sweeper_wakes_a_drain_that_pushes_what_was_lost_or_came_due(
     platform: Platform, connected_seller: Any, quiet_broker: BrokerRecorder, settings: Any,
-    django_capture_on_commit_callbacks: Any,
 ) -> None:  # fmt: skip
     settings.PUSH_SWEEP_GRACE_SECONDS = 30
-    _fresh, lost, due_retry, later_retry = (make_order(f"MP-S{i}") for i in range(4))
+    fresh, lost, due_retry, later_retry = (make_order(f"MP-S{i}") for i in range(4))
     now = timezone.now()
     OrderSync.objects.filter(order=lost).update(next_attempt_at=now - timedelta(minutes=5))
     OrderSync.objects.filter(order=due_retry).update(
@@ -224,27 +225,87 @@ def test_sweeper_requeues_pushes_whose_wake_up_was_lost(
     OrderSync.objects.filter(order=later_retry).update(
         status="retrying", next_attempt_at=now + timedelta(minutes=5)
     )
-    quiet_broker.pushes.clear()
-    with django_capture_on_commit_callbacks(execute=True):
-        order_sync_sweep()
-    assert sorted(p[0] for p in quiet_broker.pushes) == sorted([lost.id, due_retry.id])
+    assert order_sync_sweep() == 2  # the fresh one is within its grace period
+    assert quiet_broker.drains == [True]
+    assert orders_push_drain() == 3
+    for order in (fresh, lost, due_retry):
+        assert sync_of(order).status == "synced"
+    assert sync_of(later_retry).status == "retrying"
+    put_paths = {r["path"] for r in platform.requests(endpoint="put_order")}
+    assert not any(path.endswith("/MP-S3") for path in put_paths)
+    assert any(path.endswith("/MP-S1") for path in put_paths)
 
 
-def test_sweeper_requeues_a_lost_push_once_per_grace_period(
+def test_sweeper_rings_nothing_when_nothing_is_overdue(
     platform: Platform, connected_seller: Any, quiet_broker: BrokerRecorder, settings: Any,
+) -> None:  # fmt: skip
+    settings.PUSH_SWEEP_GRACE_SECONDS = 30
+    make_order("MP-SW-FRESH")  # its own wake-up is on its way
+    failed = make_order("MP-SW-FAILED")
+    OrderSync.objects.filter(order=failed).update(status="failed", next_attempt_at=None)
+    assert order_sync_sweep() == 0
+    assert quiet_broker.drains == []
+
+
+def test_a_drain_pushes_a_backlog_in_batches_and_calls_for_help(
+    platform: Platform, connected_seller: Any, quiet_broker: BrokerRecorder, settings: Any,
+) -> None:  # fmt: skip
+    settings.PUSH_BATCH_SIZE = 3
+    orders = [make_order(f"MP-B{i}") for i in range(7)]
+    assert orders_push_drain() == 7
+    assert {sync_of(o).status for o in orders} == {"synced"}
+    for order in orders:
+        assert platform.order(order.mp_order_number)["marketplace_state"] == "AWAITING_SHIPMENT"
+    # Two full batches asked for another worker to drain beside this one.
+    assert quiet_broker.drains == [False, False]
+    assert PlatformCall.objects.filter(method="PUT", status=201).count() == 7
+    assert SyncEvent.objects.filter(kind="pushed").count() == 7
+    assert orders_push_drain() == 0  # nothing left
+
+
+def test_a_429_holds_the_rest_of_that_sellers_batch(
+    platform: Platform, connected_seller: Any, quiet_broker: BrokerRecorder,
     django_capture_on_commit_callbacks: Any,
 ) -> None:  # fmt: skip
-    settings.PUSH_SWEEP_GRACE_SECONDS = 30.0
-    order = make_order("MP-SWEEP-ONCE")
-    # The wake-up was lost a minute ago: the sweeper re-queues it ...
-    OrderSync.objects.filter(order=order).update(
-        next_attempt_at=timezone.now() - timedelta(minutes=1)
-    )
+    platform.sandbox.set_faults(endpoint="put_order", kind="429", count=1, retry_after=7)
+    orders = [make_order(f"MP-RL{i}") for i in range(3)]
     quiet_broker.pushes.clear()
     with django_capture_on_commit_callbacks(execute=True):
-        assert order_sync_sweep() == 1
-        # ... and the next sweep, before the grace period passes again, does not pile
-        # another wake-up on top while the first one waits in a backlog.
-        assert order_sync_sweep() == 0
-    assert [order_id for order_id, _ in quiet_broker.pushes] == [order.id]
-    assert order_push(order_id=order.id) == "synced"
+        assert orders_push_drain() == 3
+    assert len(platform.requests(endpoint="put_order")) == 1  # the others were not sent
+    for order in orders:
+        sync = sync_of(order)
+        assert sync.status == "retrying"
+        assert sync.failures == 0  # a 429 is not the order's fault
+        assert (sync.next_attempt_at - timezone.now()).total_seconds() > 5
+    assert sorted(c for _, c in quiet_broker.pushes if c) == [pytest.approx(7, abs=0.01)] * 3
+    assert "rate-limited this seller" in sync_of(orders[2]).last_error
+
+
+def test_a_batch_never_starts_a_call_that_could_outlive_its_lease(
+    platform: Platform, connected_seller: Any, quiet_broker: BrokerRecorder, settings: Any,
+) -> None:  # fmt: skip
+    # A lease shorter than one call's timeouts: another worker could take the order over
+    # while the call still runs, so the batch sends nothing and hands the orders back.
+    settings.PUSH_LEASE_SECONDS = 5
+    order = make_order("MP-LEASE")
+    assert orders_push_drain() == 1
+    assert platform.requests(endpoint="put_order") == []
+    sync = sync_of(order)
+    assert (sync.status, sync.claim_token, sync.attempts) == ("pending", "", 0)
+
+
+@pytest.mark.skipif(not django_settings.REDIS_URL, reason="the doorbell dedupes in Redis only")
+def test_many_changes_ring_one_drain_until_it_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    from marketplace.orders import tasks
+
+    sent: list[int] = []
+    monkeypatch.setattr(tasks.orders_push_drain_task, "delay", lambda: sent.append(1))
+    doorbell.push_drain_doorbell_clear()
+    rang = [doorbell.push_drain_ring() for _ in range(50)]
+    assert (rang.count(True), len(sent)) == (1, 1)
+    doorbell.push_drain_doorbell_clear()  # the drain starts: the next change rings again
+    assert doorbell.push_drain_ring() is True
+    assert doorbell.push_drain_ring(force=True) is True  # the sweeper always gets through
+    assert len(sent) == 3
+    doorbell.push_drain_doorbell_clear()

@@ -1,9 +1,12 @@
 """The order services (writes). Import from the modules; the public ones are listed here.
 
 intake:      order_create, order_state_change, order_cancel
-push:        order_push, order_sync_sweep, orders_release_for_seller,
-             order_sync_retry, seller_failed_orders_retry
+push:        order_push, orders_push, orders_push_drain
+push_recovery: order_sync_sweep, orders_release_for_seller, order_sync_retry,
+             seller_failed_orders_retry
+doorbell:    push_drain_ring (wakes a drain; outbox.push_enqueue rings it on commit)
 pull:        seller_pull, sellers_pull_fan_out
-fulfillment: order_fulfillment_apply, order_problems_report, order_settle
+fulfillment: order_fulfillment_pull, order_fulfillment_apply, order_problems_report,
+             order_settle
 api_keys:    api_key_create, api_key_authenticate, api_key_revoke
 """

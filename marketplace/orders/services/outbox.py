@@ -1,8 +1,9 @@
 """Writing the outbox: every order change that the platform must learn about.
 
-The sync row is written in the same transaction as the order change; the push task is
-queued on commit and only wakes a worker. If that message is lost, the sweeper finds
-the row (``next_attempt_at`` has passed) and queues it again.
+The sync row is written in the same transaction as the order change; on commit a wake-up
+rings the push drain's doorbell (``doorbell.py``), which only wakes a worker: the drain
+finds the row because it is due. If the wake-up is lost, the sweeper finds the row
+(``next_attempt_at`` has passed) and rings again.
 """
 
 from __future__ import annotations
@@ -17,15 +18,19 @@ from marketplace.orders.models import Order, OrderSync, SyncEvent
 
 def push_enqueue(*, order_id: int, countdown: float | None = None) -> None:
     """Wake a worker for this order once the current transaction commits."""
+    # Looked up at call time (not bound here), so tests can record wake-ups instead.
+    transaction.on_commit(lambda: push_wake(order_id=order_id, countdown=countdown))
+
+
+def push_wake(*, order_id: int, countdown: float | None = None) -> None:
+    """A due push rings the drain doorbell; a retry for later gets a message of its own."""
+    from marketplace.orders.services import doorbell
     from marketplace.orders.tasks import order_push_task  # tasks import services
 
-    def send() -> None:
-        if countdown:
-            order_push_task.apply_async(args=[order_id], countdown=countdown)
-        else:
-            order_push_task.delay(order_id)
-
-    transaction.on_commit(send)
+    if countdown:
+        order_push_task.apply_async(args=[order_id], countdown=countdown)
+    else:
+        doorbell.push_drain_ring()
 
 
 def sync_event_add(

@@ -24,13 +24,9 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from marketplace.orders.models import Order, SellerPullState, SyncEvent, ValidationProblem
-from marketplace.orders.services.fulfillment import (
-    order_fulfillment_apply,
-    order_problems_report,
-    order_settle,
-)
-from marketplace.orders.services.outbox import sync_event_add
+from marketplace.orders.models import Order, SellerPullState, ValidationProblem
+from marketplace.orders.services.fulfillment import order_fulfillment_pull, order_problems_report
+from marketplace.platform.calllog import platform_calls_buffered
 from marketplace.platform.client import PlatformClient
 from marketplace.platform.errors import PlatformError
 from sellers.errors import SellerConnectionError
@@ -129,7 +125,10 @@ def seller_pull(*, seller_id: int) -> PullResult:
         for page in client.iter_order_pages(
             seller_updated_after=since, page_size=settings.PULL_PAGE_SIZE
         ):
-            page_cursor = _pull_page(client, seller_id, page, result)
+            # One call-log INSERT per page instead of one per request (no transaction
+            # is open here, so the records are written even if the page fails).
+            with platform_calls_buffered():
+                page_cursor = _pull_page(client, seller_id, page, result)
             result.pages += 1
             if not _pull_checkpoint(seller_id=seller_id, token=token, cursor=page_cursor):
                 result.error = "lost the pull lease"
@@ -171,18 +170,18 @@ def _pull_page(
             continue  # re-listed by the cursor overlap; nothing new
         body = client.get_fulfillments(number)
         result.fetched += 1
-        changed = order_fulfillment_apply(order_id=order.id, body=body, seller_updated_at=updated)
-        sync_event_add(
+        # Store, record the PULLED event and settle in one transaction (no HTTP inside).
+        outcome = order_fulfillment_pull(
             order_id=order.id,
-            kind=SyncEvent.Kind.PULLED,
-            message="fulfillment changed" if changed else "fulfillment unchanged",
-            detail={"seller_updated_at": raw_updated, "status": body.get("status")},
+            body=body,
+            seller_updated_at=updated,
+            listed_seller_updated_at=raw_updated,
         )
-        if changed:
+        if outcome.changed:
             result.changed += 1
-        result.reported += order_problems_report(order_id=order.id, client=client)
-        settled = order_settle(order_id=order.id)
-        if settled:
+        if outcome.report_due:
+            result.reported += order_problems_report(order_id=order.id, client=client)
+        if outcome.settled:
             result.settled += 1
             result.settled_orders.append(number)
     return newest

@@ -1,0 +1,65 @@
+"""Database helpers the ORM has no cheap form of."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.db import connections, router
+from django.db.models import Model
+
+# Rows per statement: keeps the parameter count far below SQLite's limit (32766).
+CHUNK_ROWS = 500
+
+
+def rows_update(objs: Sequence[Model], fields: Sequence[str]) -> int:
+    """Write ``fields`` of each object (different values per row) in one UPDATE.
+
+    Like ``QuerySet.bulk_update``, but as ``UPDATE … FROM (VALUES …)`` instead of one
+    ``CASE WHEN pk = … THEN …`` per field and row: measured on a 50-row push batch, the
+    ORM spent ~9 ms per row building and compiling those expressions, this ~0.1 ms.
+    Values go through each field's ``get_db_prep_save`` as ``save()`` would; ``auto_now``
+    fields are not touched (set them yourself). Postgres and SQLite (3.33+).
+    """
+    if len(objs) > CHUNK_ROWS:
+        return sum(
+            rows_update(objs[i : i + CHUNK_ROWS], fields) for i in range(0, len(objs), CHUNK_ROWS)
+        )
+    if not objs:
+        return 0
+    model = type(objs[0])
+    meta = model._meta
+    connection = connections[router.db_for_write(model)]
+    quote = connection.ops.quote_name
+    pk = meta.pk
+    columns = [meta.get_field(name) for name in fields]
+    postgres = connection.vendor == "postgresql"
+
+    def placeholder(field: object) -> str:
+        # Postgres types VALUES columns from their first row; unknown-typed parameters
+        # need a cast to the column's type. SQLite takes any value as it comes.
+        return f"%s::{field.db_type(connection)}" if postgres else "%s"  # type: ignore[attr-defined]
+
+    row = "(" + ", ".join(placeholder(f) for f in [pk, *columns]) + ")"
+    params: list[object] = []
+    for obj in objs:
+        params.append(pk.get_db_prep_save(obj.pk, connection))
+        params.extend(f.get_db_prep_save(getattr(obj, f.attname), connection) for f in columns)
+    if postgres:
+        names = ["_pk", *(f.column for f in columns)]
+        alias = "v(" + ", ".join(quote(n) for n in names) + ")"
+    else:  # SQLite names VALUES columns column1, column2, ... and takes no column list
+        names = [f"column{i}" for i in range(1, len(columns) + 2)]
+        alias = "v"
+    table = quote(meta.db_table)
+    assignments = ", ".join(
+        f"{quote(f.column)} = v.{quote(name)}" for f, name in zip(columns, names[1:], strict=True)
+    )
+    # Only quoted names from the model's meta go into the text; every value is a parameter.
+    sql = (
+        f"UPDATE {table} SET {assignments} "  # noqa: S608
+        f"FROM (VALUES {', '.join([row] * len(objs))}) AS {alias} "
+        f"WHERE {table}.{quote(pk.column)} = v.{quote(names[0])}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount
