@@ -279,8 +279,15 @@ class BenchEnvironment:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def worker(self, *, concurrency: int, name: str = "bench", beat: bool = False) -> Worker:
-        worker = Worker(self, concurrency=concurrency, name=name, beat=beat)
+    def worker(
+        self,
+        *,
+        concurrency: int,
+        name: str = "bench",
+        beat: bool = False,
+        env: dict[str, str] | None = None,
+    ) -> Worker:
+        worker = Worker(self, concurrency=concurrency, name=name, beat=beat, env=env)
         self._children.append(worker)
         return worker
 
@@ -289,9 +296,16 @@ class Worker:
     """``celery -A marketplace worker`` as a subprocess in its own process group."""
 
     def __init__(
-        self, environment: BenchEnvironment, *, concurrency: int, name: str, beat: bool
+        self,
+        environment: BenchEnvironment,
+        *,
+        concurrency: int,
+        name: str,
+        beat: bool,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.environment = environment
+        self.extra_env = env or {}
         self.concurrency = concurrency
         self.name = name
         self.beat = beat
@@ -327,7 +341,7 @@ class Worker:
         self.process = subprocess.Popen(
             command,
             cwd=REPO_DIR,
-            env=self.environment.child_env(),
+            env={**self.environment.child_env(), **self.extra_env},
             stdout=log_file,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: kill() reaches the pool too

@@ -48,6 +48,7 @@ ENV_VARS = (
     "SECURE_SSL_REDIRECT",
     "LOG_LEVEL",
     "CELERY_DATA_DIR",
+    "PUSH_SEND_CONCURRENCY",
 )
 
 DJANGO_ENV = env.str("DJANGO_ENV", default="development")
@@ -135,6 +136,9 @@ PUSH_LEASE_SECONDS = 120.0
 # one call-log INSERT per batch) and hand over after this many seconds.
 PUSH_BATCH_SIZE = 50
 PUSH_DRAIN_SECONDS = 30.0
+# Calls in flight per worker process while a batch is sent (threads): a push mostly
+# waits for the platform, so this, not the process count, sets the rate per process.
+PUSH_SEND_CONCURRENCY = env.int("PUSH_SEND_CONCURRENCY", default=8)
 # A drain already queued stops further wake-ups for at most this long (doorbell.py).
 PUSH_DOORBELL_SECONDS = 10.0
 # The sweeper re-enqueues pending pushes older than this (their wake-up was lost).

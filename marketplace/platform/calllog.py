@@ -7,9 +7,9 @@ A batch of calls (a push batch) can buffer its records and write them with one I
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import timedelta
 
 from django.utils import timezone
@@ -26,7 +26,9 @@ EXCERPT_CHARS = 2000
 SUCCESS_EXCERPT_CHARS = 300
 RETENTION = timedelta(days=14)
 
-_buffer = threading.local()
+# The open buffer of this context; threads started for a batch run in a copy of the
+# context (contextvars.copy_context) and so append to the same list.
+_buffer: ContextVar[list[PlatformCall] | None] = ContextVar("platform_calls_buffer", default=None)
 
 
 def excerpt(text: str | bytes | None, *, chars: int = EXCERPT_CHARS) -> str:
@@ -65,7 +67,7 @@ def platform_call_record(
         request_excerpt=excerpt(request_body, chars=chars),
         response_excerpt=excerpt(response_body, chars=chars),
     )
-    pending = getattr(_buffer, "calls", None)
+    pending = _buffer.get()
     if pending is not None:
         pending.append(call)
     else:
@@ -80,14 +82,15 @@ def platform_calls_buffered() -> Iterator[None]:
     Do not open it inside a transaction that may roll back: the records are diagnostics
     and are written even when the block raises. Nested blocks share the outer buffer.
     """
-    if getattr(_buffer, "calls", None) is not None:
+    if _buffer.get() is not None:
         yield
         return
-    _buffer.calls = []
+    calls: list[PlatformCall] = []
+    token = _buffer.set(calls)
     try:
         yield
     finally:
-        calls, _buffer.calls = _buffer.calls, None
+        _buffer.reset(token)
         try:
             PlatformCall.objects.bulk_create(calls)
         except Exception:  # the call log must never turn good pushes into failures

@@ -187,6 +187,10 @@ class PlatformClient:
 
     # --- transport ---------------------------------------------------------------------
 
+    def access_token(self) -> str:
+        """The seller's current access token (read through the vault, reused briefly)."""
+        return self._access_token()
+
     def _access_token(self, *, reread: bool = False) -> str:
         from sellers.services import connection_access_token
 

@@ -265,8 +265,9 @@ def test_a_drain_pushes_a_backlog_in_batches_and_calls_for_help(
 
 def test_a_429_holds_the_rest_of_that_sellers_batch(
     platform: Platform, connected_seller: Any, quiet_broker: BrokerRecorder,
-    django_capture_on_commit_callbacks: Any,
+    django_capture_on_commit_callbacks: Any, settings: Any,
 ) -> None:  # fmt: skip
+    settings.PUSH_SEND_CONCURRENCY = 1  # in order: the hold applies to calls not started
     platform.sandbox.set_faults(endpoint="put_order", kind="429", count=1, retry_after=7)
     orders = [make_order(f"MP-RL{i}") for i in range(3)]
     quiet_broker.pushes.clear()

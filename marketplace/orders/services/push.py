@@ -31,17 +31,21 @@ retries, tests, admin tools).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import logging
 import secrets
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connections, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -273,40 +277,94 @@ def _call_budget_seconds() -> float:
     return 3 * (settings.PLATFORM_CONNECT_TIMEOUT + settings.PLATFORM_READ_TIMEOUT)
 
 
+_pool_lock = threading.Lock()
+_pool: ThreadPoolExecutor | None = None
+_pool_size = 0
+
+
+def _send_pool(size: int) -> ThreadPoolExecutor:
+    """This process's sender threads, kept for its life: each holds a keep-alive session.
+
+    Created on first use, so a prefork child makes its own after the fork.
+    """
+    global _pool, _pool_size
+    with _pool_lock:
+        if _pool is None or _pool_size != size:
+            if _pool is not None:
+                _pool.shutdown(wait=False)
+            _pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="push-send")
+            _pool_size = size
+        return _pool
+
+
+def _in_sender_thread(send: Callable[[_Claim], _Outcome], claim: _Claim) -> _Outcome:
+    try:
+        return send(claim)
+    finally:
+        # A 401 (token refresh) or a lost grant reads the database from this thread:
+        # do not leave that connection open in a pool thread.
+        connections.close_all()
+
+
 def _push_send(claims: list[_Claim]) -> dict[int, _Outcome]:
-    """PUT each claimed order, one after the other; returns the outcome per order."""
+    """PUT each claimed order; returns the outcome per order.
+
+    Up to ``PUSH_SEND_CONCURRENCY`` calls are in flight at once (threads of this
+    process): with a real platform a push mostly waits for the answer, and one call at
+    a time per worker process would need hundreds of processes at peak rates.
+    """
     # Stop starting calls while one more could outlive the lease: past it, another
     # worker may claim the order and two pushes of it could overlap.
     send_until = time.monotonic() + settings.PUSH_LEASE_SECONDS - _call_budget_seconds() - 1.0
     clients: dict[int, PlatformClient] = {}
-    # After a 429 or a dead connection, the seller's other orders in this batch are not
-    # sent: they would meet the same answer (and a 429 asks us to slow down).
+    for claim in claims:
+        seller_id = claim.connection.seller_id
+        if seller_id not in clients:
+            clients[seller_id] = client = PlatformClient.for_connection(claim.connection)
+            # Read each seller's token here, once: sender threads then need no database.
+            with contextlib.suppress(Exception):  # _push_one meets and records the error
+                client.access_token()
+    # After a 429 or a dead connection, the seller's orders not sent yet are held: they
+    # would meet the same answer (and a 429 asks us to slow down).
     held: dict[int, _Outcome] = {}
-    outcomes: dict[int, _Outcome] = {}
+    held_lock = threading.Lock()
+
+    def send(claim: _Claim) -> _Outcome:
+        seller_id = claim.connection.seller_id
+        with held_lock:
+            hold = held.get(seller_id)
+        if hold is not None:
+            return hold
+        if time.monotonic() > send_until:
+            return _Outcome("unsent")
+        outcome = _push_one(clients[seller_id], claim)
+        if outcome.kind == "rate_limited":
+            hold = _Outcome(
+                "rate_limited",
+                message=f"not sent: the platform rate-limited this seller ({outcome.message})",
+                status=outcome.status,
+                retry_after=outcome.retry_after,
+            )
+        elif outcome.kind == "waiting":
+            hold = outcome
+        if hold is not None:
+            with held_lock:
+                held.setdefault(seller_id, hold)
+        return outcome
+
+    concurrency = max(1, min(settings.PUSH_SEND_CONCURRENCY, len(claims)))
     with platform_calls_buffered():
-        for claim in claims:
-            seller_id = claim.connection.seller_id
-            if seller_id in held:
-                outcomes[claim.order_id] = held[seller_id]
-                continue
-            if time.monotonic() > send_until:
-                outcomes[claim.order_id] = _Outcome("unsent")
-                continue
-            client = clients.get(seller_id)
-            if client is None:
-                client = clients[seller_id] = PlatformClient.for_connection(claim.connection)
-            outcome = _push_one(client, claim)
-            outcomes[claim.order_id] = outcome
-            if outcome.kind == "rate_limited":
-                held[seller_id] = _Outcome(
-                    "rate_limited",
-                    message=f"not sent: the platform rate-limited this seller ({outcome.message})",
-                    status=outcome.status,
-                    retry_after=outcome.retry_after,
-                )
-            elif outcome.kind == "waiting":
-                held[seller_id] = outcome
-    return outcomes
+        if concurrency == 1:
+            return {claim.order_id: send(claim) for claim in claims}
+        pool = _send_pool(settings.PUSH_SEND_CONCURRENCY)
+        # Each job runs in a copy of this context, so its call records land in our buffer.
+        futures = {
+            claim.order_id: pool.submit(
+                contextvars.copy_context().run, _in_sender_thread, send, claim
+            )
+            for claim in claims
+        }
+        return {order_id: future.result() for order_id, future in futures.items()}
 
 
 def _push_one(client: PlatformClient, claim: _Claim) -> _Outcome:
