@@ -20,9 +20,9 @@ from marketplace.platform.models import PlatformCall
 logger = logging.getLogger(__name__)
 
 EXCERPT_CHARS = 2000
-# A successful call keeps a short excerpt: what a push sent is on the order's sync row,
-# and full excerpts at 600 pushes/s would add ~200 GB a day to the log (and ~1 ms of CPU
-# per call to redact and store). Failures keep EXCERPT_CHARS: that is when people read them.
+# A successful call keeps a short response excerpt (the order client logs no request
+# body for it: what a push sent is on the sync row). Full excerpts at 600 pushes/s would
+# add ~200 GB a day to the log. Failures keep EXCERPT_CHARS: that is when people read them.
 SUCCESS_EXCERPT_CHARS = 300
 RETENTION = timedelta(days=14)
 

@@ -322,6 +322,9 @@ class PlatformClient:
         *,
         error: str = "",
     ) -> None:
+        # A successful call logs no request body: what a push sent is on the order's sync
+        # row, and scrubbing a 2 KB order for a 300-character excerpt cost ~5 % of a push.
+        succeeded = status is not None and 200 <= status < 300
         try:
             platform_call_record(
                 method=method,
@@ -332,7 +335,7 @@ class PlatformClient:
                 order_number=order_number,
                 attempt=attempt,
                 error=error,
-                request_body=_log_excerpt(request_body),
+                request_body=None if succeeded else _log_excerpt(request_body),
                 response_body=_log_excerpt(response_body),
             )
         except Exception:  # the call log must never turn a good call into a failure

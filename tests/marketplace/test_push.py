@@ -170,7 +170,11 @@ def test_400_fails_with_the_platforms_message_and_is_not_retried(
     assert sync.next_attempt_at is None
     assert quiet_broker.pushes == []
     assert order_sync_sweep() == 0
-    assert PlatformCall.objects.filter(method="PUT", status=400).count() == 1
+    refused = PlatformCall.objects.get(method="PUT", status=400)
+    # A failed call keeps what was sent, without the buyer's details.
+    assert '"marketplace_state":"CANCELLED"' in refused.request_excerpt
+    assert '"customer":"[omitted]"' in refused.request_excerpt
+    assert "Ada" not in refused.request_excerpt
 
 
 def test_failed_orders_of_a_seller_are_retried_together(
