@@ -129,7 +129,10 @@ def build_world(
                 status=STATUSES[i % len(STATUSES)],
                 desired_version=1,
                 pushed_version=1 if STATUSES[i % len(STATUSES)] == "synced" else 0,
-                next_attempt_at=now - timedelta(minutes=i % 30),
+                # As the push service leaves them: nothing is due for synced or failed rows.
+                next_attempt_at=None
+                if STATUSES[i % len(STATUSES)] in ("synced", "failed")
+                else now - timedelta(minutes=i % 30),
                 last_error="platform said 500" if STATUSES[i % len(STATUSES)] == "failed" else "",
                 last_payload={"mp_order_number": order.mp_order_number, "order_lines": []},
                 last_response='{"status": "ORDERED"}',

@@ -140,6 +140,7 @@ def test_transient_failures_end_in_the_dead_letter_and_an_admin_can_retry(
         order_push(order_id=order.id)
     sync = sync_of(order)
     assert sync.status == "failed"
+    assert sync.next_attempt_at is None  # the dashboard's failed list relies on it
     assert "gave up after 3" in sync.last_error
     platform.sandbox.clear_faults()
     order_sync_sweep()
