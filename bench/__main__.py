@@ -21,6 +21,7 @@ from bench.harness import RESULTS_PATH, BenchEnvironment, log, machine_info, res
 SMOKE = {
     "p1_orders": 100,
     "p1_profile": 0,
+    "p1_rounds": 1,
     "p2_small": 1000,
     "p2_large": 5000,
     "p2_refreshes": 40,
@@ -49,6 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     add("--p1-orders", type=int, default=_env_int("p1_orders", 2000))
     add("--p1-sellers", type=int, default=_env_int("p1_sellers", 4))
     add("--p1-profile", type=int, default=_env_int("p1_profile", 0), help="cProfile N pushes")
+    add("--p1-rounds", type=int, default=_env_int("p1_rounds", 3), help="baseline/worker rounds")
     add("--p2-small", type=int, default=_env_int("p2_small", 1000))
     add("--p2-large", type=int, default=_env_int("p2_large", 100_000))
     add("--p2-due", type=int, default=_env_int("p2_due", 200))
@@ -153,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
                 concurrency=args.concurrency,
                 sellers=args.p1_sellers,
                 profile=args.p1_profile,
+                rounds=args.p1_rounds,
             ),
             "p2": lambda: refresh.run(
                 env,
