@@ -129,7 +129,9 @@ def test_a_lost_wake_up_is_recovered_by_the_sweeper_without_double_pushes(
         post(api, URL, order_body("MP-E4", marketplace_state="PENDING"))
         order_state_change(mp_order_number="MP-E4", state="AWAITING_SHIPMENT")
     assert remote_state(platform, "MP-E4") is None
-    assert order_sync_sweep() >= 1
+    # The sweeper rings the drain (test_push checks that it does, with a quiet broker;
+    # here any drain running meanwhile may take the order first, which is just as good).
+    order_sync_sweep()
     wait_for(lambda: synced("MP-E4"), what="the sweeper's push")
     for _ in range(3):
         order_sync_sweep()  # nothing is due any more: no second push
