@@ -15,14 +15,10 @@ show exactly one listing request per seller (and no fulfillment reads).
 from __future__ import annotations
 
 import json
-import queue
 import subprocess
 import sys
-import threading
 import time
 from typing import Any
-
-import requests
 
 from bench.harness import (
     REPO_DIR,
@@ -34,37 +30,7 @@ from bench.harness import (
     sellers_create,
     wait_until,
 )
-
-
-def _place(api_url: str, jobs: list[tuple[str, str, dict]], concurrency: int = 8) -> None:
-    work: queue.Queue = queue.Queue()
-    for job in jobs:
-        work.put(job)
-    errors: list[str] = []
-
-    def run() -> None:
-        session = requests.Session()
-        while True:
-            try:
-                token, number, payload = work.get_nowait()
-            except queue.Empty:
-                return
-            response = session.put(
-                f"{api_url}/orders/{number}",
-                json=payload,
-                headers={"Authorization": f"Bearer {token}"},
-                timeout=(5, 30),
-            )
-            if response.status_code not in (200, 201):
-                errors.append(f"{number}: {response.status_code} {response.text[:200]}")
-
-    threads = [threading.Thread(target=run) for _ in range(concurrency)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise RuntimeError(f"placing orders failed: {errors[:3]}")
+from bench.threads import orders_put
 
 
 def _endpoint_total(state: dict[str, Any], endpoint: str) -> int:
@@ -114,7 +80,7 @@ def run(env: BenchEnvironment, *, small: int = 1000, large: int = 10_000) -> dic
         jobs += [(token, o.mp_order_number, order_payload(o)) for o in orders.iterator(2000)]
     log(f"P3 placing {len(jobs)} orders at the sandbox")
     started = time.perf_counter()
-    _place(sandbox.api_url, jobs)
+    orders_put(sandbox.api_url, jobs, 8, what="placing orders", read_timeout=30)
     log(f"P3 placed in {time.perf_counter() - started:.0f}s; the simulated seller ships them")
     sandbox.set_auto_ship(0)
     wait_until(
@@ -158,11 +124,8 @@ def run(env: BenchEnvironment, *, small: int = 1000, large: int = 10_000) -> dic
     for seller, name, connection in zip(sellers, names, connections, strict=True):
         number = f"P3-LATE-{seller.id}"
         _, _, payload = jobs[0]
-        _place(
-            sandbox.api_url,
-            [(connection.access_token, number, {**payload, "mp_order_number": number})],
-            1,
-        )
+        late = (connection.access_token, number, {**payload, "mp_order_number": number})
+        orders_put(sandbox.api_url, [late], 1, what="placing orders", read_timeout=30)
         sandbox.ship(number, seller=name)
         seller_pull(seller_id=seller.id)  # catches up (re-lists the burst once more)
     idle = {str(sizes[s.id]): idle_pull(s.id) for s in sellers}

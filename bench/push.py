@@ -24,13 +24,9 @@ import cProfile
 import io
 import os
 import pstats
-import queue
-import threading
 import time
 from pathlib import Path
 from typing import Any
-
-import requests
 
 from bench.cpu import CpuMeter
 from bench.harness import (
@@ -44,41 +40,7 @@ from bench.harness import (
     sellers_create,
     wait_until,
 )
-
-
-def _baseline(api_url: str, jobs: list[tuple[str, str, dict]], concurrency: int) -> float:
-    """PUT every (token, number, payload) with ``concurrency`` keep-alive sessions."""
-    work: queue.Queue = queue.Queue()
-    for job in jobs:
-        work.put(job)
-    errors: list[str] = []
-
-    def run() -> None:
-        session = requests.Session()
-        while True:
-            try:
-                token, number, payload = work.get_nowait()
-            except queue.Empty:
-                return
-            response = session.put(
-                f"{api_url}/orders/{number}",
-                json=payload,
-                headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
-                timeout=(5, 20),
-            )
-            if response.status_code not in (200, 201):
-                errors.append(f"{number}: {response.status_code}")
-
-    threads = [threading.Thread(target=run) for _ in range(concurrency)]
-    started = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    elapsed = time.perf_counter() - started
-    if errors:
-        raise RuntimeError(f"baseline PUTs failed: {errors[:5]}")
-    return elapsed
+from bench.threads import orders_put
 
 
 def _per_order(cpu_seconds: dict[str, float], orders: int) -> dict[str, float]:
@@ -181,7 +143,7 @@ def run(
                 names={"postgres": "postgres", "redis": "redis-server"},
             )
             meter.start()
-            baseline_seconds = _baseline(sandbox.api_url, jobs, concurrency)
+            baseline_seconds = orders_put(sandbox.api_url, jobs, concurrency, what="baseline PUTs")
             baseline_cpu = meter.stop()
 
             # The worker: a clean sandbox again, real grants in the vault, rows pending.

@@ -17,13 +17,9 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import queue
-import threading
 import time
 from datetime import timedelta
 from typing import Any
-
-import requests
 
 from bench.cpu import CpuMeter
 from bench.harness import (
@@ -37,6 +33,7 @@ from bench.harness import (
     sellers_create,
     timed,
 )
+from bench.threads import thread_session, threads_run
 
 
 def _connections_insert(*, count: int, due: int, prefix: str) -> float:
@@ -96,40 +93,6 @@ def _explain() -> str:
     if connection.vendor == "postgresql":
         return query.explain(analyze=True)
     return query.explain()
-
-
-def _threads(work: list[Any], concurrency: int, call: Any) -> float:
-    items: queue.Queue = queue.Queue()
-    for item in work:
-        items.put(item)
-    errors: list[str] = []
-
-    def run() -> None:
-        from django.db import connection
-
-        try:
-            while True:
-                try:
-                    item = items.get_nowait()
-                except queue.Empty:
-                    return
-                try:
-                    call(item)
-                except Exception as exc:
-                    errors.append(f"{type(exc).__name__}: {exc}")
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run) for _ in range(concurrency)]
-    started = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    elapsed = time.perf_counter() - started
-    if errors:
-        raise RuntimeError(f"{len(errors)} refreshes failed: {errors[:3]}")
-    return elapsed
 
 
 def _refresh_one(connection_id: int) -> str:
@@ -228,13 +191,9 @@ def run(
     ids = list(PlatformConnection.objects.values_list("id", flat=True))
 
     token_url = sandbox.api_url + "/access_token"
-    local = threading.local()
 
     def bare(refresh_token: str) -> None:
-        session = getattr(local, "session", None)
-        if session is None:
-            session = local.session = requests.Session()
-        response = session.post(
+        response = thread_session().post(
             token_url,
             data={
                 "grant_type": "refresh_token",
@@ -253,7 +212,7 @@ def run(
         names={"postgres": "postgres"},
     )
     meter.start()
-    baseline_seconds = _threads(baseline_tokens, concurrency, bare)
+    baseline_seconds = threads_run(baseline_tokens, concurrency, bare, what="refreshes")
     baseline_cpu = meter.stop()
     # The vault runs in worker processes, as in production (Celery prefork): threads of
     # one process would measure Python's GIL, not the vault. The bare loop's client work

@@ -20,6 +20,8 @@ import time
 
 from django.conf import settings
 
+from marketplace.redis_client import redis_client
+
 logger = logging.getLogger(__name__)
 
 _GCRA = """
@@ -59,10 +61,7 @@ def _redis_try_take(key: str, interval: float) -> float:
     global _redis_script
     with _redis_lock:
         if _redis_script is None:
-            import redis
-
-            client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=5)
-            _redis_script = client.register_script(_GCRA)
+            _redis_script = redis_client().register_script(_GCRA)
         script = _redis_script
     wait_ms = int(script(keys=[f"rate-budget:{key}"], args=[max(1, int(interval * 1000))]))
     return wait_ms / 1000

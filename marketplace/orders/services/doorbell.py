@@ -17,26 +17,14 @@ there is nothing shared to dedupe with, and every ring sends a drain message.
 from __future__ import annotations
 
 import logging
-import threading
 
 from django.conf import settings
+
+from marketplace.redis_client import redis_client
 
 logger = logging.getLogger(__name__)
 
 KEY = "orders:push-drain-doorbell"
-
-_lock = threading.Lock()
-_client = None
-
-
-def _redis():  # type: ignore[no-untyped-def]
-    global _client
-    with _lock:
-        if _client is None:
-            import redis
-
-            _client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2)
-        return _client
 
 
 def push_drain_ring(*, force: bool = False) -> bool:
@@ -45,7 +33,7 @@ def push_drain_ring(*, force: bool = False) -> bool:
 
     if settings.REDIS_URL:
         try:
-            client = _redis()
+            client = redis_client()
             ttl = max(1, int(settings.PUSH_DOORBELL_SECONDS))
             if force:
                 client.set(KEY, "1", ex=ttl)
@@ -62,6 +50,6 @@ def push_drain_doorbell_clear() -> None:
     if not settings.REDIS_URL:
         return
     try:
-        _redis().delete(KEY)
+        redis_client().delete(KEY)
     except Exception:
         logger.warning("push doorbell: Redis unavailable; the key expires by itself")

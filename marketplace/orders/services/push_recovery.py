@@ -15,6 +15,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from marketplace.db import rows_update
 from marketplace.orders.models import OrderSync, SyncEvent
 from marketplace.orders.services import doorbell
 from marketplace.orders.services.outbox import push_enqueue, sync_event_add
@@ -74,20 +75,28 @@ def orders_release_for_seller(*, seller_id: int, limit: int | None = None) -> in
             .filter(order__seller_id=seller_id, status=Status.WAITING_FOR_CONNECTION)
             .order_by("id")[: limit or settings.PUSH_SWEEP_BATCH_SIZE]
         )
+        # One UPDATE and one INSERT for the whole batch, not two statements per order.
         for sync in syncs:
             sync.status = Status.PENDING
             sync.attempts = 0
             sync.failures = 0
             sync.next_attempt_at = now
             sync.last_error = ""
-            sync.save()
-            sync_event_add(
+            sync.updated_at = now
+            push_enqueue(order_id=sync.order_id)
+        rows_update(
+            syncs,
+            ["status", "attempts", "failures", "next_attempt_at", "last_error", "updated_at"],
+        )
+        SyncEvent.objects.bulk_create(
+            SyncEvent(
                 order_id=sync.order_id,
                 kind=SyncEvent.Kind.RELEASED,
                 version=sync.desired_version,
                 message="the seller is connected again",
             )
-            push_enqueue(order_id=sync.order_id)
+            for sync in syncs
+        )
     return len(syncs)
 
 

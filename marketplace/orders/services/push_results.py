@@ -195,14 +195,19 @@ def _record_success(
         version=claim.version,
     )
     if sync.desired_version > sync.pushed_version:
-        # Changed while we were pushing: send the newer state next.
-        sync.status = Status.PENDING
-        sync.attempts = 0
-        sync.next_attempt_at = now
-        push_enqueue(order_id=sync.order_id)
+        _newer_version_next(sync, now)  # changed while we were pushing
     else:
         sync.status = Status.SYNCED
         sync.next_attempt_at = None
+
+
+def _newer_version_next(sync: OrderSync, now: datetime) -> None:
+    """A newer version than the one just sent is waiting: push it now, counting afresh."""
+    sync.status = Status.PENDING
+    sync.attempts = 0
+    sync.failures = 0
+    sync.next_attempt_at = now
+    push_enqueue(order_id=sync.order_id)
 
 
 def _record_rejected(
@@ -224,11 +229,7 @@ def _record_rejected(
     )
     if newer:
         # A newer version is already waiting; it is a different request, so try it.
-        sync.status = Status.PENDING
-        sync.attempts = 0
-        sync.failures = 0
-        sync.next_attempt_at = now
-        push_enqueue(order_id=sync.order_id)
+        _newer_version_next(sync, now)
     else:
         sync.status = Status.FAILED
         sync.next_attempt_at = None
