@@ -1,0 +1,239 @@
+"""Ingesting a received feed file into the seller's listings.
+
+One transaction per run: rows are validated one by one (a bad row is rejected with its
+line and reason, never half-applied), valid rows are upserted in batches
+(``INSERT … ON CONFLICT (seller, sku) DO UPDATE``), and a full feed then deactivates the
+seller's listings it did not carry. A file malformed as a whole raises out of the
+transaction, so it changes nothing; the run is marked failed with the reason.
+
+Memory stays flat whatever the file's size: one batch of rows and a bounded list of
+rejections are all that is held.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.core.files.storage import storages
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from marketplace.catalog.feed_parser import FeedMalformed, Record, feed_records, row_validate
+from marketplace.catalog.mapping import LISTING_COLUMNS
+from marketplace.catalog.models import FeedRun, Listing
+
+logger = logging.getLogger(__name__)
+
+BATCH_SIZE = 1000
+REJECTIONS_KEPT = 200
+# What a feed row sets on its listing: every listing column but the key.
+CONTENT_FIELDS = tuple(column for column in LISTING_COLUMNS if column != "sku")
+UPDATE_FIELDS = (*CONTENT_FIELDS, "active", "last_run_id", "updated_at")
+
+
+@dataclass
+class IngestCounts:
+    rows: int = 0
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    deactivated: int = 0
+    rejected: int = 0
+    rejections: list[dict[str, Any]] = field(default_factory=list)
+
+    def reject(self, line: int, sku: str, reason: str) -> None:
+        self.rejected += 1
+        if len(self.rejections) < REJECTIONS_KEPT:
+            self.rejections.append({"line": line, "sku": sku[:128], "reason": reason[:300]})
+
+
+def feed_storage() -> Any:
+    return storages["catalog_feeds"]
+
+
+def feed_run_claim(*, run_id: int) -> FeedRun | None:
+    """received → ingesting, atomically; None when another worker has it or it is done."""
+    claimed = FeedRun.objects.filter(pk=run_id, status=FeedRun.Status.RECEIVED).update(
+        status=FeedRun.Status.INGESTING, started_at=timezone.now(), attempts=F("attempts") + 1
+    )
+    return FeedRun.objects.get(pk=run_id) if claimed else None
+
+
+def feed_run_ingest(*, run_id: int) -> FeedRun | None:
+    """Ingest one received run; returns it finished, or None when it was not claimable."""
+    run = feed_run_claim(run_id=run_id)
+    if run is None:
+        return None
+    started = time.monotonic()
+    try:
+        with feed_storage().open(run.file_path, "rb") as raw, transaction.atomic():
+            counts = feed_stream_apply(
+                raw,
+                seller_id=run.seller_id,
+                run_id=run.pk,
+                compression=run.compression,
+                delimiter=run.delimiter,
+                full_feed=run.full_feed,
+            )
+    except NoValidRows as exc:
+        return _finish(
+            run, started, status=FeedRun.Status.FAILED, error=str(exc), counts=exc.counts
+        )
+    except FeedMalformed as exc:
+        return _finish(run, started, status=FeedRun.Status.FAILED, error=str(exc))
+    except FileNotFoundError:
+        return _finish(run, started, status=FeedRun.Status.FAILED, error="the file is gone")
+    except Exception as exc:
+        logger.exception("feed run %s: ingestion crashed", run.pk)
+        return _finish(
+            run, started, status=FeedRun.Status.FAILED, error=f"ingestion error: {exc}"[:500]
+        )
+    return _finish(run, started, status=FeedRun.Status.SUCCEEDED, counts=counts)
+
+
+def _finish(
+    run: FeedRun,
+    started: float,
+    *,
+    status: str,
+    error: str = "",
+    counts: IngestCounts | None = None,
+) -> FeedRun:
+    counts = counts or IngestCounts()
+    run.status = status
+    run.error = error[:500]
+    run.finished_at = timezone.now()
+    run.duration_ms = int((time.monotonic() - started) * 1000)
+    for name in ("rows", "created", "updated", "unchanged", "deactivated", "rejected"):
+        setattr(run, name, getattr(counts, name))
+    run.rejections = counts.rejections
+    run.save()
+    return run
+
+
+class NoValidRows(FeedMalformed):
+    """Every row was rejected; ``counts`` says which and why (nothing was applied)."""
+
+    def __init__(self, message: str, counts: IngestCounts) -> None:
+        super().__init__(message)
+        self.counts = counts
+
+
+def feed_stream_apply(
+    raw: Any,
+    *,
+    seller_id: int,
+    run_id: int,
+    compression: str,
+    delimiter: str,
+    full_feed: bool,
+) -> IngestCounts:
+    """Parse, validate and upsert a feed stream (call inside a transaction)."""
+    counts = IngestCounts()
+    batch: list[tuple[Record, dict[str, Any]]] = []
+    with feed_records(raw, compression=compression, delimiter=delimiter) as records:
+        for record in records:
+            counts.rows += 1
+            values = row_validate(record)
+            if isinstance(values, str):
+                counts.reject(record.line, record.values.get("sku", "").strip(), values)
+                _keep_rejected(seller_id, run_id, record.values.get("sku", "").strip())
+                continue
+            batch.append((record, values))
+            if len(batch) >= BATCH_SIZE:
+                _apply_batch(batch, seller_id=seller_id, run_id=run_id, counts=counts)
+                batch = []
+    if batch:
+        _apply_batch(batch, seller_id=seller_id, run_id=run_id, counts=counts)
+    if counts.created + counts.updated + counts.unchanged == 0:
+        # Every row bad (or none at all): most likely a mapping or export problem. A full
+        # feed would otherwise deactivate the whole catalog.
+        raise NoValidRows(
+            f"no valid row in the file ({counts.rows} read, {counts.rejected} rejected): "
+            "nothing was changed",
+            counts,
+        )
+    if full_feed:
+        counts.deactivated = (
+            Listing.objects.filter(seller_id=seller_id, active=True)
+            .exclude(last_run_id=run_id)
+            .update(active=False, updated_at=timezone.now())
+        )
+    return counts
+
+
+def _keep_rejected(seller_id: int, run_id: int, sku: str) -> None:
+    # A rejected row leaves its listing as it was: not updated, and not deactivated as
+    # "missing" by a full feed either (the row is in the feed; its data is wrong).
+    if sku:
+        Listing.objects.filter(seller_id=seller_id, sku=sku).exclude(last_run_id=run_id).update(
+            last_run_id=run_id
+        )
+
+
+def _apply_batch(
+    batch: list[tuple[Record, dict[str, Any]]],
+    *,
+    seller_id: int,
+    run_id: int,
+    counts: IngestCounts,
+) -> None:
+    skus = [values["sku"] for _, values in batch]
+    existing = {
+        row[0]: row[1:]
+        for row in Listing.objects.filter(seller_id=seller_id, sku__in=skus).values_list(
+            "sku", *CONTENT_FIELDS, "active", "last_run_id"
+        )
+    }
+    now = timezone.now()
+    listings: list[Listing] = []
+    in_batch: dict[str, int] = {}
+    for record, values in batch:
+        sku = values["sku"]
+        previous = existing.get(sku)
+        if sku in in_batch or (previous is not None and previous[-1] == run_id):
+            line = in_batch.get(sku)
+            where = f"line {line}" if line else "an earlier line"
+            counts.reject(record.line, sku, f"duplicate sku: already on {where} of this feed")
+            continue
+        in_batch[sku] = record.line
+        if previous is None:
+            counts.created += 1
+        elif previous[:-1] == (*(values[name] for name in CONTENT_FIELDS), True):
+            counts.unchanged += 1
+        else:
+            counts.updated += 1
+        listings.append(
+            Listing(
+                seller_id=seller_id,
+                active=True,
+                last_run_id=run_id,
+                created_at=now,
+                updated_at=now,
+                **values,
+            )
+        )
+    if listings:
+        Listing.objects.bulk_create(
+            listings,
+            update_conflicts=True,
+            unique_fields=["seller", "sku"],
+            update_fields=list(UPDATE_FIELDS),
+        )
+
+
+def feed_run_retry(*, run_id: int, actor: Any) -> FeedRun:
+    """Staff: put a failed run back to received (its file is kept) and queue it."""
+    from marketplace.catalog.tasks import feed_run_ingest_task
+
+    updated = FeedRun.objects.filter(pk=run_id, status=FeedRun.Status.FAILED).update(
+        status=FeedRun.Status.RECEIVED, error="", retried_by=actor
+    )
+    run = FeedRun.objects.get(pk=run_id)
+    if updated:
+        transaction.on_commit(lambda: feed_run_ingest_task.delay(run_id))
+    return run

@@ -1,0 +1,198 @@
+"""The sellers' catalog from the platform: the marketplace's API access, each seller's
+platform database and feed, the feed runs, and the listings they produce."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from sellers import vault
+
+
+class PlatformApiAccess(models.Model):
+    """The marketplace's API user at the platform (one row: ``pk=1``).
+
+    The API token is stored only as Fernet ciphertext (``sellers.vault``) and never
+    rendered; pages show its name and fingerprint. A 401 from any Platform call moves the
+    access to ``needs_sign_in`` until staff sign in again.
+    """
+
+    class State(models.TextChoices):
+        NOT_SIGNED_IN = "not_signed_in", "Not signed in"
+        CODE_SENT = "code_sent", "Waiting for the e-mailed code"
+        ACTIVE = "active", "Signed in"
+        NEEDS_SIGN_IN = "needs_sign_in", "Needs sign-in"
+
+    state = models.CharField(max_length=20, choices=State.choices, default=State.NOT_SIGNED_IN)
+    username = models.CharField(max_length=200, blank=True)
+    token_ciphertext = models.TextField(blank=True, default="", editable=False)
+    token_name = models.CharField(max_length=200, blank=True)
+    code_sent_at = models.DateTimeField(null=True, blank=True)
+    signed_in_at = models.DateTimeField(null=True, blank=True)
+    signed_in_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    needs_sign_in_since = models.DateTimeField(null=True, blank=True)
+    last_error = models.CharField(max_length=500, blank=True)
+    last_checked_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+        verbose_name = "platform API access"
+        verbose_name_plural = "platform API access"
+
+    def __str__(self) -> str:
+        return f"{self.username or 'API access'}: {self.get_state_display()}"
+
+    def __repr__(self) -> str:
+        return f"<PlatformApiAccess user={self.username!r} state={self.state}>"
+
+    @property
+    def token(self) -> str:
+        return vault.token_decrypt(self.token_ciphertext)
+
+    @property
+    def token_fingerprint(self) -> str:
+        return vault.token_fingerprint(self.token) if self.token_ciphertext else ""
+
+    @property
+    def is_active(self) -> bool:
+        return self.state == self.State.ACTIVE and bool(self.token_ciphertext)
+
+
+class CatalogSource(models.Model):
+    """Which platform database feeds a seller's catalog, and the feed (export) made for it.
+
+    The feed password is stored only as a SHA-256 hash: the platform holds the password
+    (it needs it to deliver), we only check it. ``feed_key`` names the receiving URL.
+    """
+
+    class FeedState(models.TextChoices):
+        NONE = "none", "No feed"
+        ACTIVE = "active", "Feed set up"
+
+    seller = models.OneToOneField(
+        "sellers.Seller", on_delete=models.CASCADE, related_name="catalog_source"
+    )
+    account_id = models.CharField(max_length=64)
+    account_name = models.CharField(max_length=200, blank=True)
+    db_id = models.CharField(max_length=64)
+    db_name = models.CharField(max_length=200, blank=True)
+    linked_at = models.DateTimeField(null=True, blank=True)
+    linked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    feed_state = models.CharField(max_length=10, choices=FeedState.choices, default=FeedState.NONE)
+    export_id = models.CharField(max_length=64, blank=True)
+    feed_key = models.CharField(max_length=64, unique=True, null=True, blank=True)
+    feed_username = models.CharField(max_length=100, blank=True)
+    feed_password_hash = models.CharField(max_length=64, blank=True, editable=False)
+    file_name = models.CharField(max_length=200, blank=True)
+    # [[listing column, seller's field], ...] in column order.
+    export_fields = models.JSONField(default=list, blank=True)
+    delimiter = models.CharField(max_length=12, default="comma")
+    compression = models.CharField(max_length=8, default="gzip", blank=True)
+    cron = models.CharField(max_length=64, blank=True)
+    paused = models.BooleanField(default=False)
+    provisioned_at = models.DateTimeField(null=True, blank=True)
+    run_requested_at = models.DateTimeField(null=True, blank=True)
+    # The platform's view of the feed (its status and last run log), read periodically.
+    platform_status = models.CharField(max_length=100, blank=True)
+    platform_last_log = models.JSONField(default=dict, blank=True)
+    # The last failed staff action on the feed, with the platform's message.
+    last_error = models.CharField(max_length=500, blank=True)
+    last_error_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["seller_id"]
+        indexes = [models.Index(fields=["feed_state"], name="catsource_feed_state_idx")]
+
+    def __str__(self) -> str:
+        return f"seller {self.seller_id}: db {self.db_id}"
+
+    @property
+    def has_feed(self) -> bool:
+        return self.feed_state == self.FeedState.ACTIVE and bool(self.export_id)
+
+
+class FeedRun(models.Model):
+    """One delivered feed file and its ingestion."""
+
+    class Status(models.TextChoices):
+        RECEIVED = "received", "Received"
+        INGESTING = "ingesting", "Ingesting"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    seller = models.ForeignKey("sellers.Seller", on_delete=models.CASCADE, related_name="feed_runs")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RECEIVED)
+    received_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    # Where the file is in the "catalog_feeds" storage, and how to read it.
+    file_path = models.CharField(max_length=300)
+    file_bytes = models.PositiveBigIntegerField(default=0)
+    compression = models.CharField(max_length=8, blank=True)
+    delimiter = models.CharField(max_length=12, default="comma")
+    full_feed = models.BooleanField(default=True)
+    rows = models.PositiveIntegerField(default=0)
+    created = models.PositiveIntegerField(default=0)
+    updated = models.PositiveIntegerField(default=0)
+    unchanged = models.PositiveIntegerField(default=0)
+    deactivated = models.PositiveIntegerField(default=0)
+    rejected = models.PositiveIntegerField(default=0)
+    # [{"line", "sku", "reason"}, ...], the first REJECTIONS_KEPT of them.
+    rejections = models.JSONField(default=list, blank=True)
+    error = models.CharField(max_length=500, blank=True)
+    retried_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-received_at", "-id"]
+        indexes = [
+            models.Index(fields=["seller", "-received_at"], name="feedrun_seller_recent"),
+            # The sweep asks for runs left received/ingesting too long.
+            models.Index(fields=["status", "received_at"], name="feedrun_status_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"feed run {self.pk} ({self.get_status_display()})"
+
+
+class Listing(models.Model):
+    """A seller's product as the marketplace lists it, from the seller's catalog feed."""
+
+    seller = models.ForeignKey("sellers.Seller", on_delete=models.CASCADE, related_name="listings")
+    sku = models.CharField(max_length=128)
+    title = models.CharField(max_length=300, blank=True)
+    description = models.TextField(blank=True)
+    brand = models.CharField(max_length=200, blank=True)
+    gtin = models.CharField(max_length=14, blank=True)
+    price = models.DecimalField(max_digits=12, decimal_places=2)
+    sale_price = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
+    quantity = models.PositiveIntegerField(default=0)
+    condition = models.CharField(max_length=20, blank=True)
+    product_type = models.CharField(max_length=300, blank=True)
+    image_link = models.URLField(max_length=1000, blank=True)
+    link = models.URLField(max_length=1000, blank=True)
+    active = models.BooleanField(default=True)
+    # The feed run that last carried this SKU: a full feed deactivates the others.
+    last_run_id = models.PositiveBigIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["seller_id", "sku"]
+        constraints = [
+            models.UniqueConstraint(fields=["seller", "sku"], name="listing_seller_sku_uniq")
+        ]
+        indexes = [models.Index(fields=["seller", "active", "sku"], name="listing_seller_active")]
+
+    def __str__(self) -> str:
+        return f"{self.sku} {self.title}".strip()

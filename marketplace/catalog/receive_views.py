@@ -1,0 +1,68 @@
+"""The endpoint the platform delivers feed files to: ``PUT /catalog/feeds/<key>/<file>``
+with HTTP Basic (the seller's feed credentials). 201 when stored and queued."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.debug import sensitive_variables
+from django.views.decorators.http import require_http_methods
+
+from marketplace.catalog.receiving import (
+    FEED_MAX_BYTES,
+    FeedTooLarge,
+    FeedUnauthorized,
+    feed_file_receive,
+    feed_source_authenticate,
+)
+
+
+def _unauthorized() -> HttpResponse:
+    response = JsonResponse({"status": "fail", "message": "authentication required"}, status=401)
+    response["WWW-Authenticate"] = 'Basic realm="catalog feeds", charset="UTF-8"'
+    return response
+
+
+@sensitive_variables("password", "decoded")
+def _basic_credentials(request: HttpRequest) -> tuple[str, str] | None:
+    header = request.headers.get("Authorization", "")
+    scheme, _, encoded = header.partition(" ")
+    if scheme.lower() != "basic" or not encoded:
+        return None
+    try:
+        decoded = base64.b64decode(encoded.strip(), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    username, sep, password = decoded.partition(":")
+    return (username, password) if sep else None
+
+
+@csrf_exempt
+@require_http_methods(["PUT"])
+@sensitive_variables("credentials")
+def receive(request: HttpRequest, feed_key: str, file_name: str) -> HttpResponse:
+    credentials = _basic_credentials(request)
+    if credentials is None:
+        return _unauthorized()
+    try:
+        source = feed_source_authenticate(
+            feed_key=feed_key, username=credentials[0], password=credentials[1]
+        )
+    except FeedUnauthorized:
+        return _unauthorized()
+    declared = request.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > FEED_MAX_BYTES:
+        return JsonResponse({"status": "fail", "message": "file too large"}, status=413)
+    try:
+        run = feed_file_receive(source=source, stream=request, file_name=file_name)
+    except FeedTooLarge as exc:
+        return JsonResponse({"status": "fail", "message": str(exc)}, status=413)
+    return JsonResponse({"status": "success", "run_id": run.pk}, status=201)
+
+
+def folder(request: HttpRequest, feed_key: str) -> HttpResponse:
+    """The folder URL given to the platform as ``host``; files go below it."""
+    return JsonResponse({"status": "fail", "message": "PUT a file below this URL"}, status=405)

@@ -1,0 +1,24 @@
+from django.urls import path
+
+from marketplace.catalog import staff_views as views
+
+app_name = "catalog"
+
+urlpatterns = [
+    path("", views.overview, name="overview"),
+    path("api-access/", views.api_access, name="api_access"),
+    path("api-access/start/", views.api_access_start, name="api_access_start"),
+    path("api-access/finish/", views.api_access_finish, name="api_access_finish"),
+    path("api-access/cancel/", views.api_access_cancel, name="api_access_cancel"),
+    path("api-access/check/", views.api_access_check, name="api_access_check"),
+    path("sellers/<int:seller_id>/", views.seller_catalog, name="seller"),
+    path("sellers/<int:seller_id>/link/", views.seller_link, name="seller_link"),
+    path("sellers/<int:seller_id>/feed/", views.feed_provision, name="feed_provision"),
+    path("sellers/<int:seller_id>/feed/schedule/", views.feed_schedule, name="feed_schedule"),
+    path("sellers/<int:seller_id>/feed/run/", views.feed_run, name="feed_run"),
+    path("sellers/<int:seller_id>/feed/remove/", views.feed_remove, name="feed_remove"),
+    path("sellers/<int:seller_id>/feed/status/", views.feed_status, name="feed_status"),
+    path("runs/<int:run_id>/", views.run_detail, name="run"),
+    path("runs/<int:run_id>/retry/", views.run_retry, name="run_retry"),
+    path("listings/<int:listing_id>/", views.listing_detail, name="listing"),
+]

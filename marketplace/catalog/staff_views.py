@@ -1,0 +1,388 @@
+"""Staff pages of the catalog: the Platform API access, each seller's database link and
+feed, feed runs and listings. Thin: forms validate, services act, selectors read."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
+from django.views.decorators.http import require_GET, require_POST
+
+from marketplace.catalog import access, feeds, links, selectors
+from marketplace.catalog.errors import CatalogError
+from marketplace.catalog.forms import (
+    CodeForm,
+    FeedForm,
+    ListingFilterForm,
+    ScheduleChangeForm,
+    SignInForm,
+)
+from marketplace.catalog.ingest import feed_run_retry
+from marketplace.catalog.mapping import mapping_from_json
+from marketplace.catalog.models import FeedRun
+from marketplace.dashboard.access import staff_required
+from marketplace.platform.auth_api import LoginRefused
+from marketplace.platform.errors import PlatformError
+from sellers import vault
+from sellers.models import Seller
+
+PENDING_KEY = "catalog_api_sign_in"
+# The platform's code is valid 10 minutes; the password waits (encrypted) no longer.
+PENDING_SECONDS = 600
+PAGE_SIZE = 50
+
+
+# --- Platform API access ------------------------------------------------------------------
+
+
+def _pending(request: HttpRequest) -> dict[str, Any] | None:
+    pending = request.session.get(PENDING_KEY)
+    if not pending or time.time() - pending.get("at", 0) > PENDING_SECONDS:
+        request.session.pop(PENDING_KEY, None)
+        return None
+    return pending
+
+
+@require_GET
+@staff_required
+def api_access(request: HttpRequest) -> HttpResponse:
+    pending = _pending(request)
+    return render(
+        request,
+        "catalog/api_access.html",
+        {
+            "access": access.access_get(),
+            "pending": pending,
+            "sign_in_form": SignInForm(initial={"username": (pending or {}).get("username", "")}),
+            "code_form": CodeForm(),
+            "token_name": access.access_token_name(),
+        },
+    )
+
+
+@require_POST
+@sensitive_post_parameters("password")
+@staff_required
+@sensitive_variables("password")
+def api_access_start(request: HttpRequest) -> HttpResponse:
+    form = SignInForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Enter the API user's username and password.")
+        return redirect("catalog:api_access")
+    username = form.cleaned_data["username"]
+    password = form.cleaned_data["password"]
+    try:
+        message = access.access_sign_in_start(username=username, password=password)
+    except LoginRefused:
+        messages.error(request, "The platform refused the username or password.")
+        return redirect("catalog:api_access")
+    except PlatformError as exc:
+        messages.error(request, f"The platform could not be asked: {exc}")
+        return redirect("catalog:api_access")
+    request.session[PENDING_KEY] = {
+        "username": username,
+        "password": vault.token_encrypt(password),
+        "at": time.time(),
+    }
+    messages.success(request, f"A code was sent by e-mail. ({message})")
+    return redirect("catalog:api_access")
+
+
+@require_POST
+@sensitive_post_parameters("code")
+@staff_required
+@sensitive_variables("password", "code")
+def api_access_finish(request: HttpRequest) -> HttpResponse:
+    pending = _pending(request)
+    if pending is None:
+        messages.error(request, "The sign-in expired: enter the username and password again.")
+        return redirect("catalog:api_access")
+    form = CodeForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "The code is the digits from the e-mail.")
+        return redirect("catalog:api_access")
+    try:
+        access.access_sign_in_finish(
+            username=pending["username"],
+            password=vault.token_decrypt(pending["password"]),
+            code=form.cleaned_data["code"],
+            actor=request.user,
+        )
+    except LoginRefused:
+        messages.error(request, "The platform refused the code: check the e-mail and try again.")
+        return redirect("catalog:api_access")
+    except PlatformError as exc:
+        messages.error(request, f"The platform could not be asked: {exc}")
+        return redirect("catalog:api_access")
+    request.session.pop(PENDING_KEY, None)
+    messages.success(request, "Signed in: the API token is stored encrypted.")
+    return redirect("catalog:api_access")
+
+
+@require_POST
+@staff_required
+def api_access_cancel(request: HttpRequest) -> HttpResponse:
+    request.session.pop(PENDING_KEY, None)
+    return redirect("catalog:api_access")
+
+
+@require_POST
+@staff_required
+def api_access_check(request: HttpRequest) -> HttpResponse:
+    checked = access.access_check()
+    if checked.is_active:
+        messages.success(request, "The platform accepts the API token.")
+    else:
+        messages.error(request, f"The API access needs sign-in. {checked.last_error}")
+    return redirect("catalog:api_access")
+
+
+# --- sellers' catalogs ----------------------------------------------------------------------
+
+
+@require_GET
+@staff_required
+def overview(request: HttpRequest) -> HttpResponse:
+    sellers = Seller.objects.select_related("catalog_source").order_by("display_name", "id")
+    return render(
+        request,
+        "catalog/staff_overview.html",
+        {
+            "access": access.access_get(),
+            "sellers": Paginator(sellers, PAGE_SIZE).get_page(request.GET.get("page")),
+        },
+    )
+
+
+def _seller_or_404(seller_id: int) -> Seller:
+    return get_object_or_404(Seller.objects.select_related("user"), pk=seller_id)
+
+
+@require_GET
+@staff_required
+def seller_catalog(request: HttpRequest, seller_id: int) -> HttpResponse:
+    seller = _seller_or_404(seller_id)
+    source = selectors.catalog_source_of(seller_id=seller.pk)
+    api = access.access_get()
+    accounts: list[Any] = []
+    databases: list[Any] = []
+    account_id = request.GET.get("account", "")
+    platform_error = ""
+    if api.is_active and (request.GET.get("link") or source is None):
+        try:
+            accounts = links.platform_accounts_list()
+            if account_id:
+                databases = links.platform_databases_list(account_id=account_id)
+        except CatalogError as exc:
+            platform_error = str(exc)
+        api = access.access_get()
+    listing_filter = ListingFilterForm(request.GET)
+    listing_filter.is_valid()
+    criteria = getattr(listing_filter, "cleaned_data", {})
+    listings = selectors.listing_list(
+        seller_id=seller.pk, q=criteria.get("q", ""), status=criteria.get("status", "")
+    )
+    feed_form = FeedForm()
+    schedule_form = None
+    if source is not None and source.has_feed:
+        minute, hour, _, _, day = (source.cron or "0 2 * * *").split()[:5]
+        schedule_form = ScheduleChangeForm(
+            initial={"day": day, "hour": hour, "minute": minute, "paused": source.paused}
+        )
+        feed_form = None
+    return render(
+        request,
+        "catalog/seller_catalog.html",
+        {
+            "seller": seller,
+            "source": source,
+            "access": api,
+            "accounts": accounts,
+            "databases": databases,
+            "account_id": account_id,
+            "platform_error": platform_error,
+            "feed_form": feed_form,
+            "schedule_form": schedule_form,
+            "mapping": mapping_from_json(source.export_fields) if source else None,
+            "runs": selectors.feed_run_list(seller_id=seller.pk),
+            "counts": selectors.listing_counts(seller_id=seller.pk),
+            "listing_filter": listing_filter,
+            "page": Paginator(listings, PAGE_SIZE).get_page(request.GET.get("page")),
+        },
+    )
+
+
+def _back(seller: Seller) -> HttpResponse:
+    return redirect(reverse("catalog:seller", args=[seller.pk]))
+
+
+@require_POST
+@staff_required
+def seller_link(request: HttpRequest, seller_id: int) -> HttpResponse:
+    seller = _seller_or_404(seller_id)
+    try:
+        source = links.seller_database_link(
+            seller=seller,
+            account_id=request.POST.get("account", ""),
+            db_id=request.POST.get("db", ""),
+            actor=request.user,
+        )
+    except CatalogError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(
+            request, f"{seller.display_name}'s catalog now comes from database “{source.db_name}”."
+        )
+    return _back(seller)
+
+
+def _source_or_404(seller: Seller) -> Any:
+    source = selectors.catalog_source_of(seller_id=seller.pk)
+    if source is None:
+        raise Http404("no database linked")
+    return source
+
+
+@require_POST
+@staff_required
+def feed_provision(request: HttpRequest, seller_id: int) -> HttpResponse:
+    seller = _seller_or_404(seller_id)
+    source = _source_or_404(seller)
+    form = FeedForm(request.POST)
+    if not form.is_valid():
+        for field, errors in form.errors.items():
+            for error in errors:
+                messages.error(request, f"{field}: {error}" if field != "__all__" else error)
+        return _back(seller)
+    data = form.cleaned_data
+    try:
+        feeds.feed_provision(
+            source=source,
+            feed=feeds.FeedSettings(
+                mapping=data["mapping"],
+                delimiter=data["delimiter"],
+                compression=data["compression"] or "",
+                day=data["day"],
+                hour=str(data["hour"]),
+                minute=str(data["minute"]),
+            ),
+        )
+    except CatalogError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, "The catalog feed is set up at the platform.")
+    return _back(seller)
+
+
+@require_POST
+@staff_required
+def feed_schedule(request: HttpRequest, seller_id: int) -> HttpResponse:
+    seller = _seller_or_404(seller_id)
+    source = _source_or_404(seller)
+    form = ScheduleChangeForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose a day, an hour (0-23) and a minute (0-59).")
+        return _back(seller)
+    data = form.cleaned_data
+    try:
+        feeds.feed_schedule_set(
+            source=source,
+            day=data["day"],
+            hour=str(data["hour"]),
+            minute=str(data["minute"]),
+            paused=data["paused"],
+        )
+    except CatalogError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, "Schedule changed.")
+    return _back(seller)
+
+
+@require_POST
+@staff_required
+def feed_run(request: HttpRequest, seller_id: int) -> HttpResponse:
+    seller = _seller_or_404(seller_id)
+    try:
+        feeds.feed_run_request(source=_source_or_404(seller))
+    except CatalogError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(
+            request, "The platform is running the feed; the file appears under Feed runs."
+        )
+    return _back(seller)
+
+
+@require_POST
+@staff_required
+def feed_remove(request: HttpRequest, seller_id: int) -> HttpResponse:
+    seller = _seller_or_404(seller_id)
+    source = _source_or_404(seller)
+    if request.POST.get("confirmed") != "yes":
+        return render(
+            request,
+            "dashboard/confirm.html",
+            {
+                "confirmation": {
+                    "title": "Remove the catalog feed",
+                    "question": "Delete this seller's feed at the platform? Listings stay as "
+                    "they are; no new file arrives until a feed is set up again.",
+                    "button": "Remove feed",
+                    "danger": True,
+                },
+                "action_url": request.path,
+                "back_url": reverse("catalog:seller", args=[seller.pk]),
+            },
+        )
+    try:
+        feeds.feed_remove(source=source)
+    except CatalogError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, "The feed was removed, here and at the platform.")
+    return _back(seller)
+
+
+@require_POST
+@staff_required
+def feed_status(request: HttpRequest, seller_id: int) -> HttpResponse:
+    seller = _seller_or_404(seller_id)
+    try:
+        feeds.feed_status_refresh(source=_source_or_404(seller))
+    except (CatalogError, PlatformError) as exc:
+        messages.error(request, str(exc))
+    return _back(seller)
+
+
+@require_GET
+@staff_required
+def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = get_object_or_404(FeedRun.objects.select_related("seller"), pk=run_id)
+    return render(request, "catalog/run_detail.html", {"run": run, "staff": True})
+
+
+@require_POST
+@staff_required
+def run_retry(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = feed_run_retry(run_id=run_id, actor=request.user)
+    if run.status == FeedRun.Status.RECEIVED:
+        messages.success(request, "The file is queued for ingestion again.")
+    else:
+        messages.error(request, "Only a failed run can be retried.")
+    return redirect("catalog:run", run_id=run.pk)
+
+
+@require_GET
+@staff_required
+def listing_detail(request: HttpRequest, listing_id: int) -> HttpResponse:
+    from marketplace.catalog.models import Listing
+
+    listing = get_object_or_404(Listing.objects.select_related("seller"), pk=listing_id)
+    return render(request, "catalog/listing_detail.html", {"listing": listing, "staff": True})

@@ -1,0 +1,33 @@
+"""Runs whose ingestion wake-up was lost, or whose worker died mid-way, are queued again:
+the database, not the broker, says what is pending."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from marketplace.catalog.models import FeedRun
+
+RECEIVED_GRACE = timedelta(minutes=2)
+# Longer than the ingest task's hard time limit: a run still "ingesting" after this
+# lost its worker.
+INGESTING_LEASE = timedelta(minutes=35)
+
+
+def feed_run_sweep() -> int:
+    from marketplace.catalog.tasks import feed_run_ingest_task
+
+    now = timezone.now()
+    FeedRun.objects.filter(
+        status=FeedRun.Status.INGESTING, started_at__lt=now - INGESTING_LEASE
+    ).update(status=FeedRun.Status.RECEIVED)
+    due = list(
+        FeedRun.objects.filter(
+            status=FeedRun.Status.RECEIVED, received_at__lt=now - RECEIVED_GRACE
+        ).values_list("id", flat=True)[:100]
+    )
+    for run_id in due:
+        transaction.on_commit(lambda run_id=run_id: feed_run_ingest_task.delay(run_id))
+    return len(due)

@@ -1,0 +1,22 @@
+"""Catalog tasks: each loads what it needs and calls one service."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from marketplace.catalog import feeds, ingest, sweeps
+
+
+@shared_task(acks_late=True, soft_time_limit=1800, time_limit=1900)
+def feed_run_ingest_task(run_id: int) -> None:
+    ingest.feed_run_ingest(run_id=run_id)
+
+
+@shared_task
+def feed_run_sweep_task() -> None:
+    sweeps.feed_run_sweep()
+
+
+@shared_task
+def feed_status_sweep_task() -> None:
+    feeds.feed_status_sweep()

@@ -1,0 +1,116 @@
+"""The Authentication API: the two-step login (password, then the e-mailed code) and the
+accounts and databases the API user can reach.
+
+Facts from shared/spec/platform-api-contract.md: ``POST /login`` with ``method`` ``token``;
+without ``twofa_token`` the platform e-mails a code and answers a ``message``; with it,
+``{"status": "success", "token"}``; a wrong password or code is 400 ``Invalid
+Authentication``. ``GET /user/accounts`` and ``GET /accounts/{id}/dbs`` take the token in
+``x-api-key``. Values are strings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import quote
+
+from django.views.decorators.debug import sensitive_variables
+
+from marketplace.platform.errors import (
+    PlatformMalformedResponse,
+    PlatformRejected,
+)
+from marketplace.platform.transport import ApiKeyTransport
+
+
+class LoginRefused(PlatformRejected):
+    """The platform said ``Invalid Authentication``: wrong password or wrong/expired code."""
+
+
+@dataclass(frozen=True)
+class PlatformAccount:
+    id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class PlatformDatabase:
+    id: str
+    name: str
+    account_id: str
+
+
+def _login_error(exc: PlatformRejected) -> PlatformRejected:
+    if exc.status == 400:
+        return LoginRefused(exc.message, status=exc.status, code=exc.code)
+    return exc
+
+
+@sensitive_variables("password")
+def login_start(*, username: str, password: str, base_url: str | None = None) -> str:
+    """First step: the platform e-mails a code. Returns the platform's message."""
+    transport = ApiKeyTransport(base_url=base_url, api_user=username)
+    body = {"username": username, "password": password, "method": "token"}
+    try:
+        data = transport.request(
+            "POST", "/login", json_body=body, authenticated=False, log_bodies=False
+        )
+    except PlatformRejected as exc:
+        raise _login_error(exc) from exc
+    message = data.get("message") if isinstance(data, dict) else None
+    return message if isinstance(message, str) and message else "A code was sent by e-mail."
+
+
+@sensitive_variables("password", "code", "token")
+def login_finish(
+    *, username: str, password: str, code: str, token_name: str, base_url: str | None = None
+) -> str:
+    """Second step: the code for an API token (returned; the caller stores it encrypted)."""
+    transport = ApiKeyTransport(base_url=base_url, api_user=username)
+    body = {
+        "username": username,
+        "password": password,
+        "method": "token",
+        "twofa_token": code,
+        "name": token_name,
+    }
+    try:
+        data = transport.request(
+            "POST", "/login", json_body=body, authenticated=False, log_bodies=False
+        )
+    except PlatformRejected as exc:
+        raise _login_error(exc) from exc
+    token = data.get("token") if isinstance(data, dict) else None
+    if not isinstance(token, str) or not token:
+        raise PlatformMalformedResponse("login answered without a token", status=200)
+    return token
+
+
+class AuthApi:
+    """Account and database calls with an API token."""
+
+    def __init__(self, transport: ApiKeyTransport) -> None:
+        self.transport = transport
+
+    def accounts(self) -> list[PlatformAccount]:
+        data = self.transport.request("GET", "/user/accounts")
+        if not isinstance(data, list):
+            raise PlatformMalformedResponse("accounts answer is not a list", status=200)
+        return [
+            PlatformAccount(id=str(item["id"]), name=str(item.get("account_name") or item["id"]))
+            for item in data
+            if isinstance(item, dict) and item.get("id") not in (None, "")
+        ]
+
+    def databases(self, *, account_id: str) -> list[PlatformDatabase]:
+        data = self.transport.request("GET", f"/accounts/{quote(str(account_id), safe='')}/dbs")
+        if isinstance(data, dict) and isinstance(data.get("dbs"), list):
+            data = data["dbs"]  # tolerate a wrapped list (additive change)
+        if not isinstance(data, list):
+            raise PlatformMalformedResponse("databases answer is not a list", status=200)
+        return [
+            PlatformDatabase(
+                id=str(item["id"]), name=str(item.get("name") or item["id"]), account_id=account_id
+            )
+            for item in data
+            if isinstance(item, dict) and item.get("id") not in (None, "")
+        ]

@@ -1,0 +1,47 @@
+"""Endpoint keys of /api.php (request log, fault rules) and the rate-limit group of each.
+
+Fault rules name these keys, or ``platform`` for all of them (``*`` stays the order API's,
+so existing order-API fault runs do not suddenly hit catalog calls).
+"""
+
+# url name -> {method -> endpoint key}
+_BY_URL_NAME: dict[str, dict[str, str]] = {
+    "platform_login": {"POST": "login"},
+    "platform_user_accounts": {"GET": "user_accounts"},
+    "platform_list_accounts": {"GET": "list_accounts"},
+    "platform_account_dbs": {"GET": "account_dbs"},
+    "platform_exports": {"GET": "list_exports", "POST": "add_export"},
+    "platform_export": {"GET": "get_export", "PUT": "update_export", "DELETE": "delete_export"},
+    "platform_export_schedule": {"PUT": "export_schedule"},
+    "platform_export_run": {"POST": "export_run"},
+}
+ENDPOINTS = frozenset(key for keys in _BY_URL_NAME.values() for key in keys.values())
+WILDCARD = "platform"
+PATH_PREFIX = "/api.php/"
+
+GROUP_BY_ENDPOINT = {
+    "login": "login",
+    "user_accounts": "accounts",
+    "list_accounts": "accounts",
+    "account_dbs": "accounts",
+    **{
+        key: "exports"
+        for key in (
+            "list_exports",
+            "add_export",
+            "get_export",
+            "update_export",
+            "delete_export",
+            "export_schedule",
+            "export_run",
+        )
+    },
+}
+
+
+def endpoint_key_for(url_name: str | None, method: str | None) -> str | None:
+    """The key of an /api.php endpoint, or None for any other URL name."""
+    methods = _BY_URL_NAME.get(url_name or "")
+    if methods is None:
+        return None
+    return methods.get(method or "", url_name)

@@ -1,0 +1,32 @@
+"""What the sandbox's reset clears of issue 12 (children first, for raw deletes).
+
+Always: exports with their runs and logs, tokens, two-factor codes, the outbox, rate-limit
+windows and limits, token waits. Unless ``keep_accounts``: API users, accounts and their
+databases with rows (a database belongs to its account, like a seller's orders)."""
+
+from sandbox.api_php import rate_limits, token_waits
+from sandbox.auth_api.models import (
+    OutboxEmail,
+    PlatformAccount,
+    PlatformToken,
+    PlatformUser,
+    TwoFactorCode,
+)
+from sandbox.catalog.models import CatalogDatabase, CatalogRow
+from sandbox.exports.models import Export, ExportField, ExportLog, ExportRun
+from sandbox.exports.runs import waits_interrupt
+
+DATA_MODELS = [ExportLog, ExportRun, ExportField, Export, PlatformToken, TwoFactorCode, OutboxEmail]
+ACCOUNT_MODELS = [
+    CatalogRow,
+    CatalogDatabase,
+    PlatformUser.accounts.through,
+    PlatformUser,
+    PlatformAccount,
+]
+
+
+def memory_reset() -> None:
+    waits_interrupt()
+    rate_limits.reset()
+    token_waits.reset()

@@ -1,0 +1,94 @@
+"""The Authentication and Platform APIs under /api.php (issue 12's pinned prefix), their
+control-API additions under /sandbox/api and their pages under /sandbox/platform/."""
+
+from django.urls import path
+
+from sandbox.api_php import control as api_control
+from sandbox.auth_api import control_views as auth_control
+from sandbox.auth_api import views as auth_views
+from sandbox.catalog import control_views as catalog_control
+from sandbox.exports import control_views as export_control
+from sandbox.exports import views as export_views
+from sandbox.platform_pages import views as pages
+
+urlpatterns = [
+    path("api.php/login", auth_views.login_view, name="platform_login"),
+    path("api.php/user/accounts", auth_views.user_accounts, name="platform_user_accounts"),
+    path("api.php/user/list-accounts", auth_views.list_accounts, name="platform_list_accounts"),
+    path(
+        "api.php/accounts/<str:account_id>/dbs",
+        auth_views.account_dbs,
+        name="platform_account_dbs",
+    ),
+    path(
+        "api.php/dbs/<str:db_id>/exports",
+        export_views.exports_collection,
+        name="platform_exports",
+    ),
+    path(
+        "api.php/dbs/<str:db_id>/exports/<str:export_id>",
+        export_views.export_detail,
+        name="platform_export",
+    ),
+    path(
+        "api.php/dbs/<str:db_id>/exports/<str:export_id>/schedule",
+        export_views.export_schedule_view,
+        name="platform_export_schedule",
+    ),
+    path(
+        "api.php/dbs/<str:db_id>/exports/<str:export_id>/run",
+        export_views.export_run_view,
+        name="platform_export_run",
+    ),
+]
+
+# Control API additions (local only, no auth) and the pages.
+urlpatterns += [
+    path("sandbox/api/outbox", auth_control.outbox, name="sandbox_outbox"),
+    path("sandbox/api/api-users", auth_control.api_users, name="sandbox_api_users"),
+    path(
+        "sandbox/api/api-tokens/revoke",
+        auth_control.api_tokens_revoke,
+        name="sandbox_api_tokens_revoke",
+    ),
+    path("sandbox/api/accounts", auth_control.accounts, name="sandbox_platform_accounts"),
+    path("sandbox/api/rate-limits", api_control.rate_limits_view, name="sandbox_rate_limits"),
+    path("sandbox/api/seed-demo", catalog_control.seed_demo, name="sandbox_seed_demo"),
+    path("sandbox/api/dbs", catalog_control.dbs, name="sandbox_dbs"),
+    path("sandbox/api/dbs/<int:db_id>/rows", catalog_control.db_rows, name="sandbox_db_rows"),
+    path(
+        "sandbox/api/dbs/<int:db_id>/generate",
+        catalog_control.db_generate_view,
+        name="sandbox_db_generate",
+    ),
+    path("sandbox/api/exports/<int:export_id>", export_control.export_view, name="sandbox_export"),
+    path(
+        "sandbox/api/exports/<int:export_id>/run",
+        export_control.export_run_now,
+        name="sandbox_export_run",
+    ),
+    path(
+        "sandbox/api/export-runs/<int:run_id>",
+        export_control.export_run_view,
+        name="sandbox_export_run_detail",
+    ),
+    path(
+        "sandbox/api/export-runs/<int:run_id>/file",
+        export_control.export_run_file,
+        name="sandbox_export_run_file",
+    ),
+    path("sandbox/platform/", pages.overview, name="sandbox_platform_page"),
+    path("sandbox/platform/outbox/", pages.outbox_page, name="sandbox_platform_outbox"),
+    path("sandbox/platform/dbs/<int:db_id>/", pages.db_page, name="sandbox_platform_db"),
+    path(
+        "sandbox/platform/exports/<int:export_id>/",
+        pages.export_page,
+        name="sandbox_platform_export",
+    ),
+    path(
+        "sandbox/platform/exports/<int:export_id>/run",
+        pages.export_run_post,
+        name="sandbox_platform_export_run",
+    ),
+    path("sandbox/platform/runs/<int:run_id>/", pages.run_page, name="sandbox_platform_run"),
+]

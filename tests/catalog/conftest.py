@@ -1,0 +1,57 @@
+"""Fixtures of the catalog tests: a seller, feed storage in a temporary folder, and a
+helper that stores a file as a received run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.files.base import ContentFile
+
+from marketplace.catalog.ingest import feed_storage
+from marketplace.catalog.models import FeedRun
+from sellers import services as seller_services
+from sellers.models import Seller
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings: Any) -> None:
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def feed_folder(settings: Any, tmp_path: Path) -> Path:
+    # Django's setting_changed handler drops the cached storages, so this counts.
+    folder = tmp_path / "feeds"
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "catalog_feeds": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(folder)},
+        },
+    }
+    return folder
+
+
+@pytest.fixture
+def seller(db: Any) -> Seller:
+    return seller_services.seller_create(
+        username="alice", password="alice-pass-123", display_name="Alice's Shop"
+    )
+
+
+@pytest.fixture
+def received_run(seller: Seller) -> Callable[..., FeedRun]:
+    def make(data: bytes, *, compression: str = "", delimiter: str = "comma") -> FeedRun:
+        name = feed_storage().save(f"{seller.pk}/test.csv", ContentFile(data))
+        return FeedRun.objects.create(
+            seller=seller,
+            file_path=name,
+            file_bytes=len(data),
+            compression=compression,
+            delimiter=delimiter,
+        )
+
+    return make

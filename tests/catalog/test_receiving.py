@@ -1,0 +1,112 @@
+"""The feed receiving endpoint: HTTP Basic with the seller's feed credentials, the file
+stored and ingested, everything else refused."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from marketplace.catalog.feeds import feed_password_hash
+from marketplace.catalog.models import CatalogSource, FeedRun, Listing
+from sellers.models import Seller
+from tests.catalog.feed_files import csv_bytes, gzipped, product_row
+
+pytestmark = pytest.mark.django_db
+
+PASSWORD = "feed-password-for-tests-0123456789"
+
+
+@pytest.fixture
+def source(seller: Seller) -> CatalogSource:
+    return CatalogSource.objects.create(
+        seller=seller,
+        account_id="7",
+        account_name="Alice",
+        db_id="11",
+        db_name="Alice products",
+        feed_state=CatalogSource.FeedState.ACTIVE,
+        export_id="5",
+        feed_key="key-abc",
+        feed_username="feed-1",
+        feed_password_hash=feed_password_hash(PASSWORD),
+        compression="gzip",
+    )
+
+
+@pytest.fixture
+def eager(settings: Any) -> Any:
+    from marketplace.celery import app
+
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = previous
+
+
+def put(
+    body: bytes,
+    *,
+    user: str = "feed-1",
+    password: str = PASSWORD,
+    key: str = "key-abc",
+    auth: bool = True,
+) -> Any:
+    headers = {}
+    if auth:
+        encoded = base64.b64encode(f"{user}:{password}".encode()).decode()
+        headers["HTTP_AUTHORIZATION"] = f"Basic {encoded}"
+    return Client().generic(
+        "PUT",
+        f"/catalog/feeds/{key}/catalog-1.csv.gz",
+        body,
+        content_type="application/gzip",
+        **headers,
+    )
+
+
+def test_a_delivered_file_is_stored_answered_201_and_ingested(
+    source: CatalogSource, eager: None, feed_folder: Path, django_capture_on_commit_callbacks: Any
+) -> None:
+    body = gzipped(csv_bytes(product_row(n) for n in range(1, 11)))
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = put(body)
+
+    assert response.status_code == 201
+    run = FeedRun.objects.get(pk=response.json()["run_id"])
+    assert run.status == "succeeded"
+    assert run.created == 10
+    assert run.file_bytes == len(body)
+    assert (feed_folder / run.file_path).read_bytes() == body
+    assert Listing.objects.filter(seller=source.seller, active=True).count() == 10
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"password": "wrong"}, {"user": "feed-2"}, {"key": "unknown"}, {"auth": False}],
+    ids=["wrong-password", "wrong-user", "unknown-feed", "no-credentials"],
+)
+def test_wrong_or_missing_credentials_are_refused_and_nothing_is_stored(
+    source: CatalogSource, feed_folder: Path, kwargs: dict
+) -> None:
+    response = put(b"anything", **kwargs)
+
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"].startswith("Basic")
+    assert not FeedRun.objects.exists()
+    assert not feed_folder.exists() or not any(feed_folder.rglob("*.gz"))
+
+
+def test_a_removed_feed_no_longer_accepts_files(source: CatalogSource) -> None:
+    source.feed_state = CatalogSource.FeedState.NONE
+    source.save()
+
+    assert put(b"x").status_code == 401
+
+
+def test_only_put_is_accepted(source: CatalogSource) -> None:
+    assert Client().get("/catalog/feeds/key-abc/catalog-1.csv.gz").status_code == 405
