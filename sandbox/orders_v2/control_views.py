@@ -1,0 +1,121 @@
+"""Control API of v2 under ``/sandbox/api/v2`` (JSON, no auth: a local simulator).
+
+API users, per-seller settings (import schedule, PENDING option, workflow), an import
+run on demand, the simulator's behaviour, and v2 orders for inspection.
+"""
+
+from django.http import HttpRequest, JsonResponse
+
+from sandbox.control_views import control
+from sandbox.json_bodies import BadBody, error_response, json_object_body
+from sandbox.models import Seller
+from sandbox.orders_v2 import sim_settings
+from sandbox.orders_v2.imports import seller_import, seller_settings
+from sandbox.orders_v2.inspection import inspected_json
+from sandbox.orders_v2.models import WORKFLOWS, ApiUser, SellerSettings, V2Order
+from sandbox.orders_v2.tokens import active_tokens, api_user_upsert
+
+
+def _seller(username: str) -> Seller:
+    seller = Seller.objects.filter(username=username).first()
+    if seller is None:
+        raise BadBody(f"unknown seller {username!r}")
+    return seller
+
+
+def api_user_json(user: ApiUser) -> dict:
+    return {
+        "username": user.username,
+        "seller": user.seller.username,
+        "client_id": user.client_id,
+        "active_tokens": active_tokens(user),
+        "created_at": user.created_at.isoformat(),
+    }
+
+
+@control(("GET", "POST"))
+def api_users(request: HttpRequest) -> JsonResponse:
+    if request.method == "GET":
+        rows = ApiUser.objects.select_related("seller").order_by("id")
+        return JsonResponse({"api_users": [api_user_json(u) for u in rows]})
+    body = json_object_body(request)
+    for key in ("seller", "username", "password"):
+        if not isinstance(body.get(key), str) or not body[key]:
+            raise BadBody(f"{key} (non-empty string) is required")
+    client_id = body.get("client_id")
+    if client_id is not None and (not isinstance(client_id, str) or not client_id.isdigit()):
+        raise BadBody("client_id must be a string of digits")
+    user = api_user_upsert(
+        seller=_seller(body["seller"]),
+        username=body["username"],
+        password=body["password"],
+        client_id=client_id,
+    )
+    return JsonResponse(api_user_json(user))
+
+
+def settings_json(settings: SellerSettings) -> dict:
+    return {
+        "seller": settings.seller.username,
+        "workflow": settings.workflow,
+        "import_interval_seconds": settings.import_interval_seconds,
+        "import_pending": settings.import_pending,
+        "last_import_at": settings.last_import_at.isoformat() if settings.last_import_at else None,
+    }
+
+
+def settings_change(settings: SellerSettings, body: dict) -> SellerSettings:
+    if "workflow" in body:
+        if body["workflow"] not in WORKFLOWS:
+            raise BadBody(f"workflow must be one of {', '.join(WORKFLOWS)}")
+        settings.workflow = body["workflow"]
+    if "import_interval_seconds" in body:
+        value = body["import_interval_seconds"]
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0.1:
+            raise BadBody("import_interval_seconds must be a number >= 0.1")
+        settings.import_interval_seconds = float(value)
+    if "import_pending" in body:
+        if not isinstance(body["import_pending"], bool):
+            raise BadBody("import_pending must be true or false")
+        settings.import_pending = body["import_pending"]
+    settings.save()
+    return settings
+
+
+@control(("GET", "POST"))
+def seller_settings_view(request: HttpRequest, username: str) -> JsonResponse:
+    settings = seller_settings(_seller(username))
+    if request.method == "POST":
+        settings = settings_change(settings, json_object_body(request))
+    return JsonResponse(settings_json(settings))
+
+
+@control(("POST",))
+def seller_import_view(request: HttpRequest, username: str) -> JsonResponse:
+    """Run the seller's scheduled import now (tests need not wait for the schedule)."""
+    return JsonResponse({"imported": seller_import(_seller(username), everything=True)})
+
+
+@control(("GET", "POST"))
+def simulator_view(request: HttpRequest, username: str) -> JsonResponse:
+    _seller(username)
+    if request.method == "POST":
+        try:
+            return JsonResponse(sim_settings.settings_update(username, json_object_body(request)))
+        except sim_settings.SimSettingsError as exc:
+            raise BadBody(str(exc)) from exc
+    return JsonResponse(sim_settings.settings_get(username))
+
+
+@control(("GET",))
+def orders_view(request: HttpRequest) -> JsonResponse:
+    rows = V2Order.objects.select_related("order__client", "seller").order_by("-id")
+    if request.GET.get("seller"):
+        rows = rows.filter(seller__username=request.GET["seller"])
+    if request.GET.get("mp_order_number"):
+        rows = rows.filter(order__mp_order_number=request.GET["mp_order_number"])
+    try:
+        limit = max(1, min(int(request.GET.get("limit", 100)), 1000))
+    except ValueError:
+        return error_response("bad_request", "limit must be an integer", 400)
+    return JsonResponse({"orders": [inspected_json(o) for o in rows[:limit]]})

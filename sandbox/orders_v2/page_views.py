@@ -1,0 +1,216 @@
+"""The sandbox's pages for v2: sellers (settings, API users, import), each seller's v2
+orders, and one order with its lines, packages, cancellations, events and the forms to
+ship a package or cancel units by hand (through the same services as the v2 API)."""
+
+from pathlib import Path
+from urllib.parse import urlencode
+
+from django.db.models import Count
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from sandbox import clock
+from sandbox.json_bodies import BadBody
+from sandbox.models import Order, Seller
+from sandbox.orders_v2 import packages
+from sandbox.orders_v2.control_views import settings_change
+from sandbox.orders_v2.dates import rfc3339
+from sandbox.orders_v2.imports import seller_import, seller_settings
+from sandbox.orders_v2.inspection import inspected_json
+from sandbox.orders_v2.models import WORKFLOWS, ApiUser, V2Order
+from sandbox.orders_v2.tokens import active_tokens
+from sandbox.simulated_seller import CARRIERS, tracking_number
+
+STYLESHEET = Path(__file__).resolve().parent.parent / "static" / "sandbox" / "sandbox.css"
+SERVICE_STATUSES = ("NEW", "READY", "COMPLETE", "CANCELLED", "")
+ORDERS_ON_PAGE = 200
+
+
+def stylesheet(request: HttpRequest) -> HttpResponse:
+    """The pages' one local stylesheet (no CDN: the sandbox runs offline)."""
+    response = HttpResponse(STYLESHEET.read_bytes(), content_type="text/css; charset=utf-8")
+    response["Cache-Control"] = "max-age=60"
+    return response
+
+
+def _back(url: str, **query: str) -> HttpResponseRedirect:
+    return HttpResponseRedirect(url + ("?" + urlencode(query) if query else ""))
+
+
+def sellers_page(request: HttpRequest) -> HttpResponse:
+    rows = []
+    for seller in Seller.objects.order_by("username"):
+        counts = dict(
+            V2Order.objects.filter(seller=seller)
+            .values_list("service_status")
+            .annotate(n=Count("id"))
+            .order_by()
+        )
+        users = ApiUser.objects.filter(seller=seller).order_by("username")
+        rows.append(
+            {
+                "seller": seller,
+                "settings": seller_settings(seller),
+                "users": [{"user": u, "active_tokens": active_tokens(u)} for u in users],
+                "counts": [
+                    (status or "none", counts.get(status, 0)) for status in SERVICE_STATUSES
+                ],
+                "total": sum(counts.values()),
+                "waiting": Order.objects.filter(seller=seller, v2__isnull=True).count(),
+            }
+        )
+    return render(
+        request,
+        "sandbox_v2/sellers.html",
+        {
+            "rows": rows,
+            "workflows": WORKFLOWS,
+            "note": request.GET.get("note"),
+            "now": rfc3339(clock.now()),
+        },
+    )
+
+
+@require_POST
+def seller_settings_post(request: HttpRequest, username: str) -> HttpResponse:
+    seller = get_object_or_404(Seller, username=username)
+    body: dict[str, object] = {
+        "workflow": request.POST.get("workflow"),
+        "import_pending": "import_pending" in request.POST,
+    }
+    try:
+        body["import_interval_seconds"] = float(request.POST.get("import_interval_seconds", ""))
+        settings_change(seller_settings(seller), body)
+    except (ValueError, BadBody) as exc:
+        return _back(reverse("sandbox_v2_page"), note=f"{username}: not saved: {exc}")
+    return _back(reverse("sandbox_v2_page"), note=f"{username}: settings saved")
+
+
+@require_POST
+def seller_import_post(request: HttpRequest, username: str) -> HttpResponse:
+    seller = get_object_or_404(Seller, username=username)
+    imported = seller_import(seller)
+    return _back(
+        reverse("sandbox_v2_seller", args=[username]), note=f"imported {imported} order(s)"
+    )
+
+
+def seller_page(request: HttpRequest, username: str) -> HttpResponse:
+    seller = get_object_or_404(Seller, username=username)
+    orders = (
+        V2Order.objects.filter(seller=seller)
+        .select_related("order__client", "seller")
+        .prefetch_related("packages", "cancellations", "events")
+        .order_by("-id")[:ORDERS_ON_PAGE]
+    )
+    return render(
+        request,
+        "sandbox_v2/seller.html",
+        {
+            "seller": seller,
+            "settings": seller_settings(seller),
+            "orders": [inspected_json(o) for o in orders],
+            "limit": ORDERS_ON_PAGE,
+            "note": request.GET.get("note"),
+        },
+    )
+
+
+def _order_context(order: V2Order, **extra: object) -> dict:
+    data = inspected_json(order)
+    for line in data["lines"]:
+        line["left"] = max(
+            line.get("ordered", 0) - line.get("shipped", 0) - line.get("cancelled", 0), 0
+        )
+    return {
+        "order": data,
+        "seller": order.seller,
+        "carriers": CARRIERS,
+        "reasons": packages.CANCELLATION_REASONS,
+        "shippable": order.order.marketplace_state == "AWAITING_SHIPMENT"
+        and any(line["left"] for line in data["lines"]),
+        **extra,
+    }
+
+
+def order_page(request: HttpRequest, order_id: int) -> HttpResponse:
+    order = get_object_or_404(
+        V2Order.objects.select_related("order__client", "seller"), id=order_id
+    )
+    return render(
+        request, "sandbox_v2/order.html", _order_context(order, note=request.GET.get("note"))
+    )
+
+
+def _form_lines(request: HttpRequest, order: V2Order) -> list[dict]:
+    lines = []
+    for line in order.lines:
+        raw = request.POST.get(f"qty-{line['id']}", "").strip() or "0"
+        if not raw.isdigit():
+            raise packages.PackageError(
+                400, f"quantity of line {line['mp_line_number']} must be a whole number"
+            )
+        if int(raw) > 0:
+            lines.append(
+                {
+                    "line_id": line["id"],
+                    "mp_line_number": line["mp_line_number"],
+                    "quantity": int(raw),
+                }
+            )
+    if not lines:
+        raise packages.PackageError(400, "give a quantity for at least one line")
+    return lines
+
+
+def _refused(request: HttpRequest, order: V2Order, error: packages.PackageError) -> HttpResponse:
+    return render(
+        request,
+        "sandbox_v2/order.html",
+        _order_context(order, error=str(error)),
+        status=error.status,
+    )
+
+
+@require_POST
+def ship_post(request: HttpRequest, order_id: int) -> HttpResponse:
+    order = get_object_or_404(
+        V2Order.objects.select_related("order__client", "seller"), id=order_id
+    )
+    carrier = request.POST.get("carrier", "UPS")
+    try:
+        if carrier not in CARRIERS:
+            raise packages.PackageError(400, f"carrier must be one of {', '.join(CARRIERS)}")
+        number = request.POST.get("tracking_number", "").strip() or tracking_number(carrier)
+        shipment = packages.shipment_parse(
+            {"shipped_date": rfc3339(clock.now()), "carrier": carrier, "tracking_number": number}
+        )
+        package = packages.package_create(
+            order, _form_lines(request, order), shipment, source="sandbox page"
+        )
+    except packages.PackageError as exc:
+        return _refused(request, order, exc)
+    return _back(
+        reverse("sandbox_v2_order", args=[order.id]),
+        note=f"package {package.id} shipped ({carrier} {number})",
+    )
+
+
+@require_POST
+def cancel_post(request: HttpRequest, order_id: int) -> HttpResponse:
+    order = get_object_or_404(
+        V2Order.objects.select_related("order__client", "seller"), id=order_id
+    )
+    try:
+        reason = packages.reason_check(request.POST.get("reason"))
+        cancellation = packages.cancellation_create(
+            order, _form_lines(request, order), reason, source="sandbox page"
+        )
+    except packages.PackageError as exc:
+        return _refused(request, order, exc)
+    return _back(
+        reverse("sandbox_v2_order", args=[order.id]),
+        note=f"cancellation {cancellation.id} recorded",
+    )

@@ -1,0 +1,89 @@
+"""What the v2 API answers: the contract's order, fulfillment and cancellation fields only."""
+
+from typing import Any
+
+from sandbox.contract_fields import ADDRESS_FIELDS, CUSTOMER_FIELDS, DISCOUNT_FIELDS, TAX_FIELDS
+from sandbox.orders_v2.dates import rfc3339
+from sandbox.orders_v2.models import Cancellation, Package, V2Order
+
+WINDOWS = (
+    "earliest_ship_date",
+    "latest_ship_date",
+    "earliest_delivery_date",
+    "latest_delivery_date",
+)
+
+
+def _pick(data: object, names: tuple[str, ...]) -> object:
+    if not isinstance(data, dict):
+        return data
+    return {name: data.get(name) for name in names}
+
+
+def _pick_list(items: object, names: tuple[str, ...]) -> object:
+    return [_pick(item, names) for item in items] if isinstance(items, list) else items
+
+
+def order_json(order: V2Order) -> dict[str, Any]:
+    placed = order.order.placed
+    placed_lines = placed.get("order_lines", [])
+    lines = []
+    for line, placed_line in zip(order.lines, placed_lines, strict=False):
+        lines.append(
+            {
+                "id": line["id"],
+                "marketplace_line_number": line["mp_line_number"],
+                "sku": placed_line.get("sku"),
+                "product_name": placed_line.get("product_name"),
+                "quantity": line["quantity"],
+                "unit_price": placed_line.get("unit_price"),
+                "shipping_method": placed_line.get("shipping_method"),
+                "shipping_price": placed_line.get("shipping_price"),
+                "taxes": _pick_list(placed_line.get("taxes") or [], TAX_FIELDS),
+                "discounts": _pick_list(placed_line.get("discounts") or [], DISCOUNT_FIELDS),
+            }
+        )
+    return {
+        "id": str(order.id),
+        "marketplace_order_number": order.order.mp_order_number,
+        "customer": _pick(placed.get("customer"), CUSTOMER_FIELDS),
+        "imported_date": rfc3339(order.imported_at),
+        "purchase_date": placed.get("purchase_date"),
+        "currency": placed.get("currency"),
+        "shipping_address": _pick(placed.get("shipping_address"), ADDRESS_FIELDS),
+        "order_lines": lines,
+        "marketplace_state": order.normalized_marketplace_state,
+        "normalized_marketplace_state": order.normalized_marketplace_state,
+        "merchant_order_number": order.merchant_order_number or None,
+        "marketplace_name": order.order.client.name,
+        "sales_channel": placed.get("sales_channel"),
+        "delivery_notes": placed.get("delivery_notes"),
+        **{window: placed.get(window) for window in WINDOWS},
+    }
+
+
+def _lines_json(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"line_id": line["line_id"], "quantity": line["quantity"]} for line in lines]
+
+
+def package_json(package: Package) -> dict[str, Any]:
+    return {
+        "id": str(package.id),
+        "fulfillment_type": "shipment",
+        "fulfillment_lines": _lines_json(package.lines),
+        "shipment": {
+            "shipped_date": package.shipped_date,
+            "carrier": package.carrier,
+            "tracking_number": package.tracking_number,
+            "tracking_url": package.tracking_url or None,
+        },
+        "state": "shipped",
+    }
+
+
+def cancellation_json(cancellation: Cancellation) -> dict[str, Any]:
+    return {
+        "id": str(cancellation.id),
+        "cancellation_lines": _lines_json(cancellation.lines),
+        "reason": cancellation.reason,
+    }

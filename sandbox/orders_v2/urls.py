@@ -1,0 +1,68 @@
+from django.urls import path
+
+from sandbox.orders_v2 import control_views, page_views, views
+
+api_urlpatterns = [
+    # The seller-side order host's token call sits on its version-1 path (the contract).
+    path("api/v1/get_token", views.get_token, name="get_token"),
+    path("api/v2/orders", views.orders_list, name="v2_list_orders"),
+    path("api/v2/orders/<str:order_id>", views.order_detail, name="v2_order"),
+    path("api/v2/orders/<str:order_id>/confirm", views.order_confirm, name="v2_confirm"),
+    path("api/v2/orders/<str:order_id>/fulfillments", views.fulfillments, name="v2_fulfillments"),
+    path(
+        "api/v2/orders/<str:order_id>/fulfillments/<str:fulfillment_id>",
+        views.fulfillment,
+        name="v2_fulfillment",
+    ),
+    path(
+        "api/v2/orders/<str:order_id>/cancellations", views.cancellations, name="v2_cancellations"
+    ),
+    path(
+        "api/v2/orders/<str:order_id>/cancellations/<str:cancellation_id>",
+        views.cancellation,
+        name="v2_cancellation",
+    ),
+]
+
+control_urlpatterns = [
+    path("sandbox/api/v2/api-users", control_views.api_users, name="sandbox_v2_api_users"),
+    path("sandbox/api/v2/orders", control_views.orders_view, name="sandbox_v2_orders"),
+    path(
+        "sandbox/api/v2/sellers/<str:username>/settings",
+        control_views.seller_settings_view,
+        name="sandbox_v2_settings",
+    ),
+    path(
+        "sandbox/api/v2/sellers/<str:username>/import",
+        control_views.seller_import_view,
+        name="sandbox_v2_import",
+    ),
+    path(
+        "sandbox/api/v2/sellers/<str:username>/simulator",
+        control_views.simulator_view,
+        name="sandbox_v2_simulator",
+    ),
+]
+
+page_urlpatterns = [
+    path("sandbox/sandbox.css", page_views.stylesheet, name="sandbox_css"),
+    path("sandbox/v2/", page_views.sellers_page, name="sandbox_v2_page"),
+    path("sandbox/v2/sellers/<str:username>/", page_views.seller_page, name="sandbox_v2_seller"),
+    path(
+        "sandbox/v2/sellers/<str:username>/settings",
+        page_views.seller_settings_post,
+        name="sandbox_v2_seller_settings",
+    ),
+    path(
+        "sandbox/v2/sellers/<str:username>/import",
+        page_views.seller_import_post,
+        name="sandbox_v2_seller_import",
+    ),
+    path("sandbox/v2/orders/<int:order_id>/", page_views.order_page, name="sandbox_v2_order"),
+    path("sandbox/v2/orders/<int:order_id>/ship", page_views.ship_post, name="sandbox_v2_ship"),
+    path(
+        "sandbox/v2/orders/<int:order_id>/cancel", page_views.cancel_post, name="sandbox_v2_cancel"
+    ),
+]
+
+urlpatterns = api_urlpatterns + control_urlpatterns + page_urlpatterns

@@ -1,0 +1,25 @@
+"""How a simulated seller behaves: delays, packages, cancellations, bad data."""
+
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+BAD_KINDS = ("unknown_carrier", "bad_tracking_number", "future_shipped_date")
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    # Seconds between seeing an order READY and shipping it.
+    ship_delay_seconds: float = 2.0
+    # Packages per order (fewer when the order has fewer units left).
+    packages: int = 1
+    # Share of orders with some units cancelled (never every unit).
+    cancel_rate: float = 0.0
+    # Share of orders whose first package carries deliberately bad shipment data.
+    bad_rate: float = 0.0
+    # Paused: keeps its token and listings, confirms and ships nothing.
+    paused: bool = False
+
+    def with_overrides(self, overrides: dict[str, Any]) -> "Behaviour":
+        known = {f.name: f.type for f in fields(self)}
+        picked = {k: v for k, v in overrides.items() if k in known and v is not None}
+        return replace(self, **picked)

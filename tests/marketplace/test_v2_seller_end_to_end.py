@@ -1,0 +1,150 @@
+"""End to end over real HTTP with three processes besides this one: the sandbox, the
+simulated seller (``python -m sandbox.seller_sim``, speaking only get_token and v2) and the
+marketplace's Celery worker. An order placed at the marketplace is pushed, imported at
+the platform, confirmed and shipped by the seller's system through v2, pulled back and
+settled; nothing shortcuts the sandbox's tables.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from marketplace.orders.models import LineCancellation, Order, OrderSync, Shipment
+from marketplace.orders.services.pull import sellers_pull_fan_out
+from tests.marketplace.conftest import PLATFORM_SELLER, Platform, order_body, wait_for
+from tests.seller_sim_process import SellerSimProcess
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+URL = "/api/intake/orders"
+API_USER, API_PASSWORD, API_CLIENT = "alice-shop-erp", "alice-shop-erp-pass", "770001"
+
+
+@pytest.fixture(autouse=True)
+def no_violations(platform: Platform) -> Iterator[None]:
+    yield
+    violations = platform.sandbox.violations()
+    assert violations["total"] == 0, violations
+
+
+@pytest.fixture
+def v2_seller(platform: Platform) -> Platform:
+    """The platform seller's order-API user, imported every 0.3 s."""
+    platform.sandbox.create_api_user(PLATFORM_SELLER, API_USER, API_PASSWORD, API_CLIENT)
+    platform.sandbox.v2_settings(PLATFORM_SELLER, import_interval_seconds=0.3)
+    return platform
+
+
+def simulator(platform: Platform, **options: Any) -> SellerSimProcess:
+    return SellerSimProcess(
+        platform.sandbox,
+        seller=PLATFORM_SELLER,
+        api_user=API_USER,
+        password=API_PASSWORD,
+        client_id=API_CLIENT,
+        seed=7,
+        **options,
+    )
+
+
+def place(api: Client, number: str) -> None:
+    body = json.dumps(order_body(number))
+    response = api.post(URL, data=body, content_type="application/json")
+    assert response.status_code in (200, 201), response.content
+
+
+def settled(number: str) -> bool:
+    """Pull (beat's job here) and tell whether the order is final and synced."""
+    sellers_pull_fan_out()
+    order = Order.objects.filter(mp_order_number=number).select_related("sync").first()
+    return bool(
+        order
+        and order.state in ("SHIPPED", "CANCELLED")
+        and order.sync.status == OrderSync.Status.SYNCED
+    )
+
+
+def test_an_order_is_confirmed_shipped_in_two_packages_and_settled(
+    v2_seller: Platform, connected_seller: Any, api: Client, worker: Any
+) -> None:
+    with simulator(v2_seller, ship_delay=0.5, packages=2) as sim:
+        place(api, "MP-V2-1")
+        wait_for(
+            lambda: settled("MP-V2-1"), timeout=40, what="SHIPPED and synced", explain=sim.log_text
+        )
+        log = sim.log_text()
+    assert "confirmed order" in log
+    order = Order.objects.get(mp_order_number="MP-V2-1")
+    assert order.state == "SHIPPED"
+    shipments = list(Shipment.objects.filter(line__order=order))
+    numbers = {s.tracking_number for s in shipments}
+    assert len(numbers) == 2, shipments  # both packages, each with its tracking number
+    assert all(s.tracking_url and s.carrier for s in shipments)
+    assert sum(s.quantity for s in shipments) == 4
+    # The seller sees both packages in the portal.
+    portal = Client()
+    portal.force_login(connected_seller.user)
+    page = portal.get(f"/sellers/orders/{order.id}/").content.decode()
+    assert all(number in page for number in numbers)
+    # At the platform: confirmed with the seller's own number, two packages released.
+    v2 = v2_seller.sandbox.v2_order("MP-V2-1")
+    assert v2["merchant_order_number"] == f"{PLATFORM_SELLER}-{v2['id']}"
+    assert [p["released"] for p in v2["fulfillments"]] == [True, True]
+    kinds = [e["kind"] for e in v2["events"]]
+    assert kinds[:2] == ["new_order", "confirmed"]
+    assert kinds.count("fulfilled") == 2
+    assert v2_seller.order("MP-V2-1")["marketplace_state"] == "SHIPPED"
+
+
+def test_an_order_with_some_units_cancelled_ends_shipped_with_them_cancelled(
+    v2_seller: Platform, connected_seller: Any, api: Client, worker: Any
+) -> None:
+    with simulator(v2_seller, ship_delay=0.5, cancel_rate=1.0) as sim:
+        place(api, "MP-V2-2")
+        wait_for(
+            lambda: settled("MP-V2-2"), timeout=40, what="SHIPPED and synced", explain=sim.log_text
+        )
+    order = Order.objects.get(mp_order_number="MP-V2-2")
+    assert order.state == "SHIPPED"
+    cancelled = sum(c.quantity for c in LineCancellation.objects.filter(line__order=order))
+    shipped = sum(s.quantity for s in Shipment.objects.filter(line__order=order))
+    assert cancelled >= 1
+    assert shipped >= 1
+    assert shipped + cancelled == 4
+    v2 = v2_seller.sandbox.v2_order("MP-V2-2")
+    assert sum(line["cancelled"] for line in v2["lines"]) == cancelled
+
+
+def test_an_order_cancelled_by_the_marketplace_before_shipment_is_never_shipped(
+    v2_seller: Platform, connected_seller: Any, api: Client, worker: Any
+) -> None:
+    with simulator(v2_seller, ship_delay=6) as sim:
+        place(api, "MP-V2-3")
+        sim.wait_for_log("(MP-V2-3) ready", timeout=30)
+        response = api.post(f"{URL}/MP-V2-3/cancel", data="{}", content_type="application/json")
+        assert response.status_code in (200, 201), response.content
+        sim.wait_for_log("(MP-V2-3) cancelled by the marketplace: not shipping it", timeout=30)
+        wait_for(lambda: settled("MP-V2-3"), timeout=30, what="CANCELLED and synced")
+        # Past the shipping delay: still nothing shipped.
+        sim.wait_for_log("MP-V2-3", timeout=1)
+        wait_for(lambda: "shipped package" not in sim.log_text() and _delay_passed(sim), timeout=15)
+    v2 = v2_seller.sandbox.v2_order("MP-V2-3")
+    assert v2["fulfillments"] == []
+    assert v2["normalized_marketplace_state"] == "CANCELLED"
+    order = Order.objects.get(mp_order_number="MP-V2-3")
+    assert order.state == "CANCELLED"
+    assert not Shipment.objects.filter(line__order=order).exists()
+    assert v2_seller.order("MP-V2-3")["fulfillments"]["fulfillments"][0]["shipments"] == []
+
+
+def _delay_passed(sim: SellerSimProcess) -> bool:
+    """True once the 6 s shipping delay after 'ready' has passed (read from the log's times)."""
+    from datetime import datetime
+
+    ready = next(line for line in sim.log_text().splitlines() if "(MP-V2-3) ready" in line)
+    at = datetime.strptime(ready[:23], "%Y-%m-%d %H:%M:%S,%f")
+    return (datetime.now() - at).total_seconds() > 7.5
