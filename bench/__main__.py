@@ -1,4 +1,5 @@
-"""``python -m bench`` (``make bench``): P1 push, P2 refresh, P3 pull, P4 pages.
+"""``python -m bench`` (``make bench``): P1 push, P2 refresh, P3 pull, P4 pages, P5 pull
+against history, P6 catalog feed ingestion.
 
 Every size is a flag with an environment default (``BENCH_P1_ORDERS=500 make bench``);
 ``--smoke`` picks the small CI configuration, ``--only p1,p3`` a subset. Prints a table
@@ -31,6 +32,11 @@ SMOKE = {
     "p4_small_orders": 200,
     "p4_large_sellers": 100,
     "p4_large_orders": 2000,
+    "p5_small": 50,
+    "p5_large": 1000,
+    "p5_rounds": 1,
+    "p6_small": 200,
+    "p6_large": 2000,
     "repeat": 3,
 }
 
@@ -42,7 +48,7 @@ def _env_int(name: str, default: int) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     add = parser.add_argument
-    add("--only", default=os.environ.get("BENCH_ONLY", "p1,p2,p3,p4"))
+    add("--only", default=os.environ.get("BENCH_ONLY", "p1,p2,p3,p4,p5,p6"))
     add("--smoke", action="store_true", help="tiny sizes for CI (correctness, not figures)")
     add("--strict", action="store_true", help="exit 1 when a goal is missed")
     add("--output", type=Path, default=Path(os.environ.get("BENCH_OUTPUT", RESULTS_PATH)))
@@ -61,6 +67,11 @@ def _parser() -> argparse.ArgumentParser:
     add("--p4-small-orders", type=int, default=_env_int("p4_small_orders", 2000))
     add("--p4-large-sellers", type=int, default=_env_int("p4_large_sellers", 10_000))
     add("--p4-large-orders", type=int, default=_env_int("p4_large_orders", 200_000))
+    add("--p5-small", type=int, default=_env_int("p5_small", 100))
+    add("--p5-large", type=int, default=_env_int("p5_large", 10_000))
+    add("--p5-rounds", type=int, default=_env_int("p5_rounds", 3))
+    add("--p6-small", type=int, default=_env_int("p6_small", 10_000))
+    add("--p6-large", type=int, default=_env_int("p6_large", 100_000))
     add("--repeat", type=int, default=_env_int("repeat", 7))
     return parser
 
@@ -128,6 +139,36 @@ def _rows(results: dict[str, Any]) -> list[tuple[str, ...]]:
                     met(page["queries_small"] == page["queries_large"] and page["ratio"] <= 2.0),
                 )
             )
+    if p5 := results.get("p5"):
+        rows.append(
+            (
+                f"P5 pull of {p5['new_per_round']} new, {p5['large']} vs {p5['small']} in history",
+                f"requests {sum(p5['requests_large'].values())} vs "
+                f"{sum(p5['requests_small'].values())}; "
+                f"{p5['ms_large']} ms vs {p5['ms_small']} ms = {p5['time_ratio']}x",
+                "= requests, <= 1.2x",
+                met(p5["goal_met"]),
+            )
+        )
+    if p6 := results.get("p6"):
+        rows.append(
+            (
+                f"P6 feed ingest, {p6['large']} vs {p6['small']} rows",
+                f"{p6['ingest_large_s']} s vs {p6['ingest_small_s']} s = {p6['time_ratio']}x; "
+                f"peak {p6['peak_large_kib']} vs {p6['peak_small_kib']} KiB = {p6['peak_ratio']}x",
+                "<= 11x, <= 1.2x",
+                met(p6["time_ratio"] <= 11.0 and p6["peak_ratio"] <= 1.2),
+            )
+        )
+        rows.append(
+            (
+                f"P6 ingest rows/s vs parse+bulk insert, {p6['large']} rows",
+                f"{p6['ingest_rows_per_s']}/s vs {p6['baseline_rows_per_s']}/s = "
+                f"{p6['rate_ratio']}",
+                ">= 0.5",
+                met(p6["rate_ratio"] >= 0.5),
+            )
+        )
     return rows
 
 
@@ -146,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     env = BenchEnvironment(suffix="bench_smoke" if args.smoke else "bench").start()
     log(f"database {env.vendor}, broker {env.broker.split('@')[-1]}, sandbox {env.sandbox.port}")
     try:
-        from bench import pages, pull, push, refresh
+        from bench import feed_ingest, pages, pull, pull_history, push, refresh
 
         runs = {
             "p1": lambda: push.run(
@@ -175,6 +216,10 @@ def main(argv: list[str] | None = None) -> int:
                 large_orders=args.p4_large_orders,
                 repeat=args.repeat,
             ),
+            "p5": lambda: pull_history.run(
+                env, small=args.p5_small, large=args.p5_large, rounds=args.p5_rounds
+            ),
+            "p6": lambda: feed_ingest.run(env, small=args.p6_small, large=args.p6_large),
         }
         for name in selected:
             if name not in runs:

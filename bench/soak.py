@@ -5,13 +5,16 @@ The run (settings: ``bench.soak_settings``, short timeouts, backoffs and leases)
 
 1. Sellers connect (grants minted at the sandbox, stored through the vault); ~10 % of the
    sandbox's answers become faults: 429 with Retry-After, 500, 503, malformed JSON, hangs
-   past the client's read timeout, and PUTs whose answer is lost after the write. The
-   sandbox's simulated seller ships every AWAITING_SHIPMENT order a few seconds after it
-   arrives (auto-ship).
+   past the client's read timeout, and PUTs whose answer is lost after the write. Each
+   seller's own system is the simulated seller process (``python -m sandbox.seller_sim``,
+   one process for all sellers, speaking only get_token and the order API v2): the
+   platform imports the orders every second, the simulator confirms them, ships them a
+   few seconds later (``--ship-delay``, in ``--packages`` packages), cancels some units of
+   a few (``--cancel-rate``) and never ships an order the marketplace cancelled.
 2. Orders arrive through the intake service over the feed period: most AWAITING_SHIPMENT,
    some PENDING and moved to AWAITING_SHIPMENT later, some cancelled right away, and a few
-   deliberately invalid ones (country ``ZZZ``: our intake checks the format only, the
-   platform rejects them with 400).
+   deliberately invalid ones (country ``ZZZ``): our intake refuses them (400, ISO codes);
+   should one get through, the platform must reject it with 400 instead.
 3. One Celery worker pushes and pulls. This process plays beat: it runs the push sweeper,
    the token refresh sweep and the pull fan-out on timers.
 4. During the feed: the sandbox expires every access token; our side marks every token as
@@ -21,7 +24,8 @@ The run (settings: ``bench.soak_settings``, short timeouts, backoffs and leases)
 5. Drain: wait until every valid order is SHIPPED or CANCELLED and synced. Then compare,
    order by order: lost (missing at the platform, or the platform's state differs), state
    history duplicated or out of order, shipped quantities that differ, refresh-token
-   reuses, failures left (other than the invalid orders), time to drain.
+   reuses, failures left (other than the invalid orders), time to drain, and the
+   sandbox's violations of the contract by our client.
 
 Exits 1 if a goal is missed. ``--smoke``: 200 orders, 75 s, no worker kill, no broker
 restart (the CI run shares the machine's Redis with the test suite; see docs/benchmarks.md).
@@ -40,7 +44,10 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from bench.harness import (
+    PLATFORM_PASSWORD,
     RESULTS_PATH,
     BenchEnvironment,
     log,
@@ -135,6 +142,7 @@ class Soak:
         self.events: list[dict[str, Any]] = []
         self.errors: dict[str, int] = {}
         self.invalid: set[str] = set()
+        self.refused_at_intake: set[str] = set()
         self.later: list[tuple[float, str, str]] = []  # (when, number, action)
 
     def note(self, what: str, **detail: Any) -> None:
@@ -164,10 +172,41 @@ class Soak:
         self.names = platform_sellers_create(self.sandbox, self.sellers)
         for seller, name in zip(self.sellers, self.names, strict=True):
             seller_connect(self.sandbox, seller, name)
-        self.sandbox.set_auto_ship(args.auto_ship)
         self.sandbox.set_faults(*fault_rules(args.fault_rate))
+        self.simulator = self.seller_simulator()
+        self.simulator.start()
         self.worker = self.env.worker(concurrency=args.concurrency, name="soak")
         self.worker.start()
+
+    def seller_simulator(self) -> Any:
+        """Every platform seller's own system: an order-API user each, imports every
+        second, and one simulator process working through v2 for all of them."""
+        from tests.seller_sim_process import SellerSimProcess
+
+        sellers = []
+        for n, name in enumerate(self.names):
+            user = self.sandbox.create_api_user(
+                name, f"{name}-erp", PLATFORM_PASSWORD, str(700000 + n)
+            )
+            self.sandbox.v2_settings(name, import_interval_seconds=1.0)
+            sellers.append(
+                {
+                    "seller": name,
+                    "api_user": user["username"],
+                    "password": PLATFORM_PASSWORD,
+                    "client_id": user["client_id"],
+                }
+            )
+        args = self.args
+        return SellerSimProcess(
+            self.sandbox,
+            sellers=sellers,
+            ship_delay=args.ship_delay,
+            packages=args.packages,
+            cancel_rate=args.cancel_rate,
+            seed=args.seed,
+            poll_seconds=0.5,
+        )
 
     # --- the feed ------------------------------------------------------------------
 
@@ -183,10 +222,14 @@ class Soak:
         body = _order_body(number, seller.user.username, state, country)
         if invalid:
             self.invalid.add(number)
+        try:
+            data = OrderIn.model_validate(body)
+        except ValidationError:
+            # Our intake refuses it (400): the client gets the answer and does not retry.
+            self.refused_at_intake.add(number)
+            return
         # A client of the intake API retries a failed create (same body: idempotent).
-        while (
-            self.guarded("intake", lambda: order_create(data=OrderIn.model_validate(body))) is None
-        ):
+        while self.guarded("intake", lambda: order_create(data=data)) is None:
             time.sleep(0.2)
         now = time.monotonic()
         if state == "PENDING":
@@ -276,11 +319,12 @@ class Soak:
         settled = valid.filter(
             state__in=["SHIPPED", "CANCELLED"], sync__status=OrderSync.Status.SYNCED
         )
+        accepted_invalid = self.invalid - self.refused_at_intake
         invalid_done = OrderSync.objects.filter(
-            order__mp_order_number__in=self.invalid, status=OrderSync.Status.FAILED
+            order__mp_order_number__in=accepted_invalid, status=OrderSync.Status.FAILED
         ).count()
         return settled.count() == self.args.orders - len(self.invalid) and invalid_done == len(
-            self.invalid
+            accepted_invalid
         )
 
     def platform_orders(self) -> dict[str, dict[str, Any]]:
@@ -346,7 +390,7 @@ class Soak:
             order__mp_order_number__in=self.invalid
         )
         state = self.sandbox.state()
-        from sellers.models import PlatformConnection
+        from sellers.models import ConnectionEvent, PlatformConnection
 
         return {
             "orders": orders.count(),
@@ -364,10 +408,30 @@ class Soak:
             "connections_needing_reauth": PlatformConnection.objects.filter(
                 state=PlatformConnection.State.NEEDS_REAUTH
             ).count(),
+            # Why a connection was lost, as its timeline says (a lost grant stops a seller).
+            "reauth_reasons": sorted(
+                set(
+                    ConnectionEvent.objects.filter(
+                        kind=ConnectionEvent.Kind.NEEDS_REAUTH
+                    ).values_list("detail", flat=True)
+                )
+            )[:5],
             "failures_left": failed.count(),
             "not_synced": not_synced.count(),
             "invalid_orders": len(self.invalid),
+            "invalid_refused_at_intake": len(self.refused_at_intake),
             "invalid_not_rejected": len(invalid_wrong),
+            "violations": state["violations"]["total"],
+            # Reported, not (yet) a goal: early retries come from the app's push/pull under
+            # faults, which this run was not written to judge.
+            "violations_by_kind": state["violations"]["by_kind"],
+            "violations_recent": state["violations"]["recent"][:5],
+            "platform_orders_cancelled_units": sum(
+                c["quantity"]
+                for row in platform.values()
+                for line in row["fulfillments"].get("fulfillments", [])
+                for c in line.get("cancellations", [])
+            ),
             "platform_requests": state["requests"]["total_logged"],
             "errors_received_by_platform": state["errors_received"],
         }
@@ -438,7 +502,8 @@ class Soak:
         # simulated seller still shipping (a drain that timed out), the two snapshots
         # would be taken at different moments and in-flight orders would look lost.
         self.worker.stop()
-        self.sandbox.set_auto_ship(None)
+        self.simulator.stop()
+        result["simulator_log_tail"] = self.simulator.log_text()[-1500:].splitlines()
         fired = {f"{f['endpoint']}:{f['kind']}": f["fired"] for f in self.sandbox.faults()}
         self.sandbox.clear_faults()
         result.update(self.compare())
@@ -477,7 +542,17 @@ def _parser() -> argparse.ArgumentParser:
     add("--invalid", type=int, default=int(env("SOAK_INVALID", 5)))
     add("--concurrency", type=int, default=int(env("SOAK_CONCURRENCY", 4)))
     add("--fault-rate", type=float, default=float(env("SOAK_FAULT_RATE", 0.10)))
-    add("--auto-ship", type=float, default=float(env("SOAK_AUTO_SHIP", 3)))
+    add(
+        "--ship-delay",
+        "--auto-ship",
+        dest="ship_delay",
+        type=float,
+        default=float(env("SOAK_SHIP_DELAY", env("SOAK_AUTO_SHIP", 3))),
+        help="seconds the simulated seller waits before shipping a ready order",
+    )
+    add("--packages", type=int, default=int(env("SOAK_PACKAGES", 1)), help="per order")
+    add("--cancel-rate", type=float, default=float(env("SOAK_CANCEL_RATE", 0.05)))
+    add("--seed", type=int, default=int(env("SOAK_SEED", 11)), help="the simulator's seed")
     add("--feed-seconds", type=float, default=float(env("SOAK_FEED_SECONDS", 180)))
     add("--max-seconds", type=float, default=float(env("SOAK_MAX_SECONDS", 600)))
     add("--no-kill", dest="kill_worker", action="store_false")
@@ -489,7 +564,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.smoke:
-        args.orders, args.invalid, args.sellers, args.auto_ship = 200, 3, 4, 1
+        args.orders, args.invalid, args.sellers, args.ship_delay = 200, 3, 4, 1
         args.feed_seconds, args.max_seconds = 10, 75
         args.kill_worker = args.broker_restart = False
     env = BenchEnvironment(
@@ -519,8 +594,10 @@ def main(argv: list[str] | None = None) -> int:
             ("refresh_token_reuse", "0"),
             ("failures_left", "0"),
             ("invalid_orders", "rejected with 400"),
+            ("invalid_refused_at_intake", ""),
             ("invalid_not_rejected", "0"),
             ("in_flight_at_end", "0"),
+            ("violations", "0"),
             ("unsettled", "0"),
             ("shipped_quantity_differs", "0"),
             ("faults_fired", ""),

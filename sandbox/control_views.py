@@ -8,7 +8,18 @@ from django.db import connection, transaction
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from sandbox import accounts, clock, faults, grants, request_log, simulated_seller, switches
+from sandbox import (
+    accounts,
+    clock,
+    faults,
+    grants,
+    request_log,
+    retry_watch,
+    simulated_seller,
+    switches,
+    violations,
+)
+from sandbox.api_php import reset as platform_reset
 from sandbox.json_bodies import BadBody, error_response, json_object_body
 from sandbox.models import (
     AuthorizationCode,
@@ -21,6 +32,8 @@ from sandbox.models import (
     Token,
 )
 from sandbox.order_lookup import OrderLookupError, order_find
+from sandbox.orders_v2 import reset as v2_reset
+from sandbox.orders_v2 import sim_settings
 
 View = Callable[..., JsonResponse]
 
@@ -63,9 +76,18 @@ def health(request: HttpRequest) -> JsonResponse:
 def reset(request: HttpRequest) -> JsonResponse:
     body = json_object_body(request, allow_empty=True)
     keep_accounts = bool(body.get("keep_accounts", False))
-    models = [ErrorReport, OrderStateChange, Order, Token, AuthorizationCode, Grant]
+    models = [
+        *platform_reset.DATA_MODELS,
+        *v2_reset.ORDER_MODELS,
+        ErrorReport,
+        OrderStateChange,
+        Order,
+        Token,
+        AuthorizationCode,
+        Grant,
+    ]
     if not keep_accounts:
-        models += [Seller, Client]
+        models += [*platform_reset.ACCOUNT_MODELS, *v2_reset.ACCOUNT_MODELS, Seller, Client]
     with transaction.atomic(), connection.cursor() as cursor:
         # Raw deletes: the ORM's cascade collection is slow after a 5k-order benchmark.
         for model in models:
@@ -75,6 +97,10 @@ def reset(request: HttpRequest) -> JsonResponse:
     switches.reset()
     grants.counters_reset()
     request_log.reset()
+    violations.reset()
+    retry_watch.reset()
+    sim_settings.reset()
+    platform_reset.memory_reset()
     return JsonResponse({"reset": True, "kept_accounts": keep_accounts})
 
 
@@ -225,6 +251,26 @@ def auto_ship(request: HttpRequest) -> JsonResponse:
             raise BadBody("seconds must be a number >= 0 or null")
         switches.set_auto_ship(seconds=seconds)
     return JsonResponse({"seconds": switches.current.auto_ship_seconds})
+
+
+@control(("POST", "GET"))
+def additive_fields(request: HttpRequest) -> JsonResponse:
+    if request.method == "POST":
+        enabled = json_object_body(request).get("enabled")
+        if not isinstance(enabled, bool):
+            raise BadBody("enabled (bool) is required")
+        switches.set_additive_fields(enabled=enabled)
+    return JsonResponse({"enabled": switches.current.additive_fields})
+
+
+@control(("POST", "GET"))
+def retry_grace(request: HttpRequest) -> JsonResponse:
+    if request.method == "POST":
+        seconds = json_object_body(request).get("seconds")
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
+            raise BadBody("seconds must be a number >= 0")
+        switches.set_retry_grace(seconds=float(seconds))
+    return JsonResponse({"seconds": switches.current.retry_grace_seconds})
 
 
 def _order_for_control(request: HttpRequest, body: dict, mp_order_number: str) -> Order:

@@ -7,17 +7,22 @@ next N matching calls, after ``skip`` calls let through), with a ``probability``
 (seeded by ``seed``), or, with neither, on every matching call until cleared.
 ``latency`` adds delay and lets the call proceed; every other kind answers instead of
 the view, or, with ``after_view``, after the view ran and committed (the response lost).
+A 429 or 503 always says how long to wait (``Retry-After``, ``retry_after`` seconds,
+default 1; a 429 also ``X-Rate-Limit-Remaining: 0`` and ``X-Rate-Limit-Reset``) unless the
+rule drops it (``send_retry_after: false``); ``retry_watch`` holds clients to it.
 """
 
+import math
 import random
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from sandbox.api_php import keys as platform_keys
+from sandbox.api_php.fault_shapes import platform_shaped
 from sandbox.request_log import endpoint_key
 
 KINDS = {
@@ -93,8 +98,9 @@ def rule_add(spec: dict) -> FaultRule:
     if kind not in KINDS:
         raise FaultSpecError(f"kind must be one of {sorted(KINDS | set(ALIASES))}")
     endpoint = spec.get("endpoint", "*")
-    if endpoint != "*" and endpoint not in ENDPOINTS:
-        raise FaultSpecError(f"endpoint must be '*' or one of {sorted(ENDPOINTS)}")
+    known = ENDPOINTS | platform_keys.ENDPOINTS | {platform_keys.WILDCARD}
+    if endpoint != "*" and endpoint not in known:
+        raise FaultSpecError(f"endpoint must be '*' or one of {sorted(known)}")
     probability = _number(spec, "probability", float, None)
     if probability is not None and probability > 1:
         raise FaultSpecError("probability must be between 0 and 1")
@@ -136,7 +142,10 @@ def reset() -> None:
 
 def _matches(rule: FaultRule, key: str) -> bool:
     if rule.endpoint == "*":
-        return key != "authorize"
+        # The order API's endpoints; /api.php has its own wildcard (``platform``).
+        return key != "authorize" and key not in platform_keys.ENDPOINTS
+    if rule.endpoint == platform_keys.WILDCARD:
+        return key in platform_keys.ENDPOINTS
     return rule.endpoint == key
 
 
@@ -173,7 +182,8 @@ def fault_response(rule: FaultRule) -> HttpResponse:
         response["X-Rate-Limit-Remaining"] = "0"
         reset_at = rule.retry_after
         if rule.reset_format == "epoch":
-            reset_at = int(datetime.now(UTC).timestamp()) + rule.retry_after
+            # Rounded up: a client waiting for the reset never comes back before Retry-After.
+            reset_at = math.ceil(time.time() + rule.retry_after)
         response["X-Rate-Limit-Reset"] = str(reset_at)
         return response
     if rule.kind == "server_error":
@@ -188,6 +198,8 @@ def fault_response(rule: FaultRule) -> HttpResponse:
         response = JsonResponse(
             {"error": "unavailable", "message": "Service unavailable (sandbox fault)"}, status=503
         )
+        if rule.send_retry_after:
+            response["Retry-After"] = str(rule.retry_after)
         return response
     if rule.kind == "malformed_json":
         return HttpResponse(
@@ -195,6 +207,14 @@ def fault_response(rule: FaultRule) -> HttpResponse:
         )
     # hang (when answering instead of the view): the client gave up long ago.
     return HttpResponse("504 Gateway Timeout", status=504)
+
+
+def _answer(request: HttpRequest, rule: FaultRule) -> HttpResponse:
+    response = fault_response(rule)
+    if request.path.startswith(platform_keys.PATH_PREFIX):
+        key = getattr(request, "sandbox_endpoint", "")
+        return platform_shaped(response, kind=rule.kind, endpoint=key, wait=rule.retry_after)
+    return response
 
 
 class FaultMiddleware:
@@ -209,12 +229,12 @@ class FaultMiddleware:
         if after.kind == "hang":
             time.sleep(after.hang_seconds)
             return response
-        return fault_response(after)
+        return _answer(request, after)
 
     def process_view(
         self, request: HttpRequest, view_func: Callable, view_args: tuple, view_kwargs: dict
     ) -> HttpResponse | None:
-        if not request.path.startswith("/api/v1/"):
+        if not request.path.startswith(("/api/v1/", platform_keys.PATH_PREFIX)):
             return None
         key = endpoint_key(request)
         request.sandbox_endpoint = key
@@ -232,4 +252,4 @@ class FaultMiddleware:
             return None
         if rule.kind == "hang":
             time.sleep(rule.hang_seconds)
-        return fault_response(rule)
+        return _answer(request, rule)

@@ -5,6 +5,8 @@ An order stores the seller's shipments and cancellations per line number in
 Lines the order does not have may appear there (a "bad" fulfillment on request).
 """
 
+from sandbox import switches
+from sandbox.contract_fields import placed_contract_fields
 from sandbox.models import Order
 
 # Our choice: a line's status uses the same words as the order's fulfillment status.
@@ -96,15 +98,19 @@ def order_status(order: Order, fulfillment_status: str) -> str:
 
 
 def order_json(order: Order) -> dict:
+    """The order as the contract shows it: the placed fields plus the four it adds."""
     fulfillments = fulfillments_json(order)
-    return {
-        **order.placed,
+    body = {
+        **placed_contract_fields(order.placed),
         "fulfillments": fulfillments["fulfillments"],
         "acknowledged": order.acknowledged,
         "status": order_status(order, fulfillments["status"]),
         "is_marketplace_fulfilled": order.is_marketplace_fulfilled,
-        "imported_at": order.imported_at.isoformat(),
-        "seller_updated_at": order.seller_updated_at.isoformat()
-        if order.seller_updated_at
-        else None,
     }
+    if switches.current.additive_fields:
+        # Timestamps the contract does not give: only for tests of the client's tolerance.
+        body["imported_at"] = order.imported_at.isoformat()
+        body["seller_updated_at"] = (
+            order.seller_updated_at.isoformat() if order.seller_updated_at else None
+        )
+    return body

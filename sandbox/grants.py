@@ -12,7 +12,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.db.models import F
 
-from sandbox import clock, switches
+from sandbox import clock, switches, violations
 from sandbox.models import AuthorizationCode, Client, Grant, Seller, Token
 from sandbox.secrets_hashing import new_token, token_hash
 
@@ -142,7 +142,7 @@ def grant_revoke(*, grant: Grant, reason: str) -> None:
     )
 
 
-def refresh_exchange(*, client: Client, refresh_token: str) -> IssuedTokens:
+def refresh_exchange(*, client: Client, refresh_token: str, request_id: str = "") -> IssuedTokens:
     now = clock.now()
     reused: Grant | None = None
     with transaction.atomic():
@@ -170,12 +170,19 @@ def refresh_exchange(*, client: Client, refresh_token: str) -> IssuedTokens:
         else:
             Grant.objects.filter(id=grant.id).update(refresh_count=F("refresh_count") + 1)
             return _issue(grant=grant, with_refresh=rotate)
-    _record_reuse(grant=reused)
+    _record_reuse(grant=reused, client=client, request_id=request_id)
     raise GrantError("invalid_grant", "refresh token already used; grant revoked")
 
 
-def _record_reuse(*, grant: Grant) -> None:
+def _record_reuse(*, grant: Grant, client: Client, request_id: str) -> None:
     with transaction.atomic():
         Grant.objects.filter(id=grant.id).update(reuse_count=F("reuse_count") + 1)
         grant_revoke(grant=grant, reason="refresh_token_reuse")
     count("refresh_reuse")
+    violations.violation_record(
+        kind=violations.REFRESH_TOKEN_REUSE,
+        seller=grant.seller.username,
+        client_id=client.client_id,
+        request_id=request_id,
+        detail=f"a spent refresh token of grant {grant.id} was presented again; grant revoked",
+    )

@@ -8,7 +8,7 @@ from django.db.models import Count, Sum
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
-from sandbox import clock, faults, grants, request_log, switches
+from sandbox import clock, faults, grants, request_log, switches, violations
 from sandbox.fulfillment import fulfillments_json
 from sandbox.json_bodies import error_response
 from sandbox.models import ErrorReport, Grant, Order
@@ -75,6 +75,7 @@ def state_json(*, grants_limit: int = 50) -> dict:
         "counters": _token_counters(),
         "requests": request_log.counts(),
         "faults": faults.rules(),
+        "violations": violations.summary(limit=20),
         "orders": {
             "total": sum(by_state.values()),
             "by_marketplace_state": by_state,
@@ -152,6 +153,10 @@ def errors(request: HttpRequest) -> JsonResponse:
     return JsonResponse(
         {"errors": [{"mp_order_number": e.order.mp_order_number, **error_json(e)} for e in rows]}
     )
+
+
+def violations_view(request: HttpRequest) -> JsonResponse:
+    return JsonResponse(violations.summary(limit=_limit(request)))
 
 
 def grants_view(request: HttpRequest) -> JsonResponse:

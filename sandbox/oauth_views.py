@@ -167,7 +167,11 @@ def access_token(request: HttpRequest) -> JsonResponse:
             refresh_token = request.POST.get("refresh_token", "")
             if not refresh_token:
                 return _oauth_error("invalid_request", "refresh_token is required", 400)
-            issued = grants.refresh_exchange(client=client, refresh_token=refresh_token)
+            issued = grants.refresh_exchange(
+                client=client,
+                refresh_token=refresh_token,
+                request_id=getattr(request, "sandbox_request_id", ""),
+            )
         elif not grant_type:
             return _oauth_error("invalid_request", "grant_type is required", 400)
         else:

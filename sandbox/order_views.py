@@ -4,9 +4,7 @@ A marketplace sees only the orders it placed into the account of the seller who 
 its token; anything else is 404, never 403 (no hint that an order exists elsewhere).
 """
 
-import base64
-import binascii
-import json
+import re
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
@@ -14,11 +12,14 @@ from django.db.models import Q
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from sandbox import clock
+from sandbox import clock, violations
 from sandbox.bearer import bearer_grant
-from sandbox.fulfillment import FILTER_NAMES, fulfillments_json, order_json
+from sandbox.fulfillment import FILTER_NAMES, fulfillments_json, line_summaries, order_json
 from sandbox.json_bodies import BadBody, error_response, json_body
+from sandbox.listing_cursor import cursor_decode, cursor_encode
 from sandbox.models import ErrorReport, Grant, Order, OrderStateChange
+from sandbox.orders_v2.imports import marketplace_state_changed
+from sandbox.query_params import problems_message, query_params
 from sandbox.validation import (
     changed_paths,
     error_report_problems,
@@ -31,6 +32,18 @@ PAGE_SIZE_DEFAULT = 20
 PAGE_SIZE_MIN = 10
 PAGE_SIZE_MAX = 50
 MAX_ORDER_NUMBERS = 100
+LIST_PARAMETERS = frozenset(
+    {
+        "mp_order_numbers",
+        "fulfillment_status",
+        "imported_after",
+        "seller_updated_after",
+        "has_errors",
+        "page_size",
+        "cursor",
+    }
+)
+_PAGE_SIZE = re.compile(r"^[0-9]{1,3}$")
 
 
 def _validation_error(message: str, fields: dict[str, str]) -> JsonResponse:
@@ -47,6 +60,14 @@ def _method_not_allowed(allowed: str) -> JsonResponse:
     return response
 
 
+def _query_refused(request: HttpRequest) -> JsonResponse | None:
+    """The 400 for an endpoint that takes no query parameters but was given some."""
+    _params, problems = query_params(request)
+    if problems:
+        return _validation_error(f"invalid query: {problems_message(problems)}", problems)
+    return None
+
+
 def _own_order(grant: Grant, mp_order_number: str) -> Order | None:
     return Order.objects.filter(
         client_id=grant.client_id, seller_id=grant.seller_id, mp_order_number=mp_order_number
@@ -60,6 +81,9 @@ def order_detail(request: HttpRequest, mp_order_number: str) -> JsonResponse:
     grant = bearer_grant(request)
     if isinstance(grant, JsonResponse):
         return grant
+    refused = _query_refused(request)
+    if refused:
+        return refused
     if request.method == "GET":
         order = _own_order(grant, mp_order_number)
         return JsonResponse(order_json(order)) if order else _not_found(mp_order_number)
@@ -96,6 +120,7 @@ def _order_put(
                 sort_at=now,
             )
             _record_state(order, state, now, request)
+            _check_shipped(order, grant, request, previous_state=None)
             return JsonResponse(order_json(order), status=201)
         changed = changed_paths(order.placed, body)
         if changed:
@@ -107,12 +132,18 @@ def _order_put(
         if problem:
             return _validation_error(problem, {"marketplace_state": problem})
         if order.placed != body:
-            if state != order.marketplace_state:
+            previous_state = order.marketplace_state
+            state_changed = state != order.marketplace_state
+            if state_changed:
                 _record_state(order, state, now, request)
             order.placed = body
             order.marketplace_state = state
             order.updated_at = now
             order.save(update_fields=["placed", "marketplace_state", "updated_at"])
+            if state_changed:
+                # The seller's v2 order (if imported) sees the new state at once.
+                marketplace_state_changed(order, state, now)
+            _check_shipped(order, grant, request, previous_state=previous_state)
         return JsonResponse(order_json(order), status=200)
 
 
@@ -122,31 +153,35 @@ def _record_state(order: Order, state: str, at: datetime, request: HttpRequest) 
     )
 
 
-def _encode_cursor(order: Order) -> str:
-    raw = json.dumps([order.sort_at.isoformat(), order.id]).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str) -> tuple[datetime, int] | None:
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        sort_at, order_id = json.loads(raw)
-        parsed = datetime.fromisoformat(sort_at)
-    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError):
-        return None
-    if parsed.tzinfo is None or not isinstance(order_id, int):
-        return None
-    return parsed, order_id
+def _check_shipped(
+    order: Order, grant: Grant, request: HttpRequest, *, previous_state: str | None
+) -> None:
+    """Count a move to SHIPPED while a line still waits for the seller (accepted: the
+    contract does not say the platform refuses it, only that SHIPPED comes after the
+    seller's fulfillments)."""
+    if order.marketplace_state != "SHIPPED" or previous_state == "SHIPPED":
+        return
+    waiting = [
+        f"{s['mp_line_number']} ({s['pending']['quantity']} pending)"
+        for s in line_summaries(order)
+        if s["pending"]["quantity"] > 0
+    ]
+    if waiting:
+        violations.violation_record(
+            kind=violations.SHIPPED_WHILE_UNFULFILLED,
+            seller=grant.seller.username,
+            client_id=grant.client.client_id,
+            request_id=getattr(request, "sandbox_request_id", ""),
+            detail=f"order {order.mp_order_number} SHIPPED with lines {', '.join(waiting)}",
+        )
 
 
 def _list_filters(params: dict[str, str], fields: dict[str, str]) -> tuple[Q, int]:
     query = Q()
     page_size = PAGE_SIZE_DEFAULT
     if "page_size" in params:
-        try:
-            page_size = int(params["page_size"])
-        except ValueError:
-            page_size = -1
+        raw = params["page_size"]
+        page_size = int(raw) if _PAGE_SIZE.match(raw) else -1
         if not PAGE_SIZE_MIN <= page_size <= PAGE_SIZE_MAX:
             fields["page_size"] = f"must be an integer from {PAGE_SIZE_MIN} to {PAGE_SIZE_MAX}"
     if "mp_order_numbers" in params:
@@ -172,12 +207,12 @@ def _list_filters(params: dict[str, str], fields: dict[str, str]) -> tuple[Q, in
             else:
                 query &= Q(**{lookup: moment})
     if "has_errors" in params:
-        value = params["has_errors"].lower()
+        value = params["has_errors"]
         if value not in ("true", "false"):
             fields["has_errors"] = "must be true or false"
         query &= Q(has_errors=value == "true")
     if "cursor" in params:
-        decoded = _decode_cursor(params["cursor"])
+        decoded = cursor_decode(params["cursor"])
         if decoded is None:
             fields["cursor"] = "not a cursor this endpoint returned"
         else:
@@ -192,10 +227,13 @@ def orders_list(request: HttpRequest) -> JsonResponse:
     grant = bearer_grant(request)
     if isinstance(grant, JsonResponse):
         return grant
+    params, problems = query_params(request, LIST_PARAMETERS)
+    if problems:
+        return _validation_error(f"invalid query: {problems_message(problems)}", problems)
     fields: dict[str, str] = {}
-    query, page_size = _list_filters(request.GET.dict(), fields)
+    query, page_size = _list_filters(params, fields)
     if fields:
-        return _validation_error("invalid query parameters", fields)
+        return _validation_error(f"invalid query: {problems_message(fields)}", fields)
     rows = list(
         Order.objects.filter(query, client_id=grant.client_id, seller_id=grant.seller_id).order_by(
             "sort_at", "id"
@@ -205,7 +243,7 @@ def orders_list(request: HttpRequest) -> JsonResponse:
     return JsonResponse(
         {
             "orders": [order_json(order) for order in page],
-            "next_cursor": _encode_cursor(page[-1]) if more else None,
+            "next_cursor": cursor_encode(page[-1].sort_at, page[-1].id) if more else None,
         }
     )
 
@@ -216,6 +254,9 @@ def order_fulfillments(request: HttpRequest, mp_order_number: str) -> JsonRespon
     grant = bearer_grant(request)
     if isinstance(grant, JsonResponse):
         return grant
+    refused = _query_refused(request)
+    if refused:
+        return refused
     order = _own_order(grant, mp_order_number)
     return JsonResponse(fulfillments_json(order)) if order else _not_found(mp_order_number)
 
@@ -227,6 +268,9 @@ def order_errors(request: HttpRequest, mp_order_number: str) -> JsonResponse:
     grant = bearer_grant(request)
     if isinstance(grant, JsonResponse):
         return grant
+    refused = _query_refused(request)
+    if refused:
+        return refused
     order = _own_order(grant, mp_order_number)
     if order is None:
         return _not_found(mp_order_number)

@@ -15,6 +15,7 @@ from urllib.parse import parse_qsl, urlencode
 from django.http import HttpRequest, HttpResponse
 
 from sandbox import clock
+from sandbox.api_php.keys import endpoint_key_for
 
 RING_SIZE = 2000
 _SECRET_PARAMS = {"code", "client_secret", "refresh_token", "access_token", "password"}
@@ -31,6 +32,9 @@ def endpoint_key(request: HttpRequest) -> str:
     name = match.url_name if match else None
     if name == "order":
         return "put_order" if request.method == "PUT" else "get_order"
+    platform_key = endpoint_key_for(name, request.method)
+    if platform_key is not None:
+        return platform_key
     return name or "other"
 
 

@@ -1,9 +1,12 @@
-"""The simulated seller: ships and cancels orders the marketplace placed.
+"""Shipping and cancelling by hand: the control API's ship/cancel (and the auto-ship timer).
 
-Driven by the control API (and optionally an auto-ship timer). Good fulfillments carry
-tracking numbers valid for their carrier; "bad" ones, on request, carry exactly the
-problem asked for, so the marketplace's validation and error reports can be tested.
-Every change bumps the order's ``seller_updated_at`` (sandbox clock).
+There is one way shipments are made: these build v2 packages and cancellations and hand
+them to ``orders_v2.packages`` (importing the order into v2 first if its scheduled import
+has not happened yet), exactly as the v2 API does; the seller's workflow decides when
+the marketplace sees them. Good packages carry tracking numbers valid for their carrier;
+"bad" ones, on request, carry exactly the problem asked for, so the marketplace's
+validation and error reports can be tested. The seller's own systems are simulated by a
+separate process speaking the v2 API (``python -m sandbox.seller_sim``).
 """
 
 import logging
@@ -12,34 +15,30 @@ import secrets
 import string
 import threading
 import time
-from datetime import timedelta
+from datetime import date, timedelta
 
-from django.db import close_old_connections, transaction
+from django.db import close_old_connections
 
 from sandbox import clock, switches
-from sandbox.fulfillment import (
-    STORED_NAMES,
-    fulfillments_json,
-    line_summaries,
-    ordered_quantities,
-    overall_status,
-)
+from sandbox.fulfillment import fulfillments_json
 from sandbox.models import Order
+from sandbox.orders_v2.dates import strict_datetime
+from sandbox.orders_v2.imports import order_import
+from sandbox.orders_v2.models import V2Order
+from sandbox.orders_v2.packages import (
+    CANCELLATION_REASONS,
+    TRACKING_URLS,
+    PackageError,
+    cancellation_create,
+    package_create,
+)
+from sandbox.orders_v2.status import line_totals
 
 __all__ = ["fulfillments_json"]
 
 log = logging.getLogger(__name__)
 
 CARRIERS = ("UPS", "USPS", "FedEx", "DHL")
-CANCELLATION_REASONS = (
-    "customer_cancelled",
-    "unable_to_ship",
-    "out_of_stock",
-    "price_error",
-    "tax_error",
-    "shipping_price_error",
-    "other",
-)
 BAD_KINDS = (
     "unknown_carrier",
     "malformed_tracking",
@@ -47,12 +46,6 @@ BAD_KINDS = (
     "unknown_line",
     "future_ship_date",
 )
-TRACKING_URLS = {
-    "UPS": "https://www.ups.com/track?tracknum={}",
-    "USPS": "https://tools.usps.com/go/TrackConfirmAction?tLabels={}",
-    "FedEx": "https://www.fedex.com/fedextrack/?trknbr={}",
-    "DHL": "https://www.dhl.com/global-en/home/tracking.html?tracking-id={}",
-}
 
 
 class SellerActionError(Exception):
@@ -84,11 +77,25 @@ def malformed_tracking_number(carrier: str) -> str:
     )
 
 
-def _shipment(*, carrier: str, quantity: int, shipped_date: str, bad: str | None) -> dict:
+def _shipped_date(spec: dict, bad: str | None) -> str:
+    """A v2 shipment date-time from the control body's date (default: sandbox today)."""
+    today = clock.now().date()
+    day = spec.get("shipped_date") or today.isoformat()
+    if bad == "future_ship_date":
+        day = (today + timedelta(days=7)).isoformat()
+    if strict_datetime(day) is not None:
+        return day
+    try:
+        parsed = date.fromisoformat(str(day))
+    except ValueError as exc:
+        raise SellerActionError("shipped_date must be a date (YYYY-MM-DD)") from exc
+    return f"{parsed.isoformat()}T12:00:00+00:00"
+
+
+def _package_shipment(*, carrier: str, shipped_date: str, bad: str | None) -> dict:
     if bad == "unknown_carrier":
         number = _digits(14)
         return {
-            "quantity": quantity,
             "carrier": "Acme Parcel Express",
             "tracking_number": number,
             "shipped_date": shipped_date,
@@ -100,7 +107,6 @@ def _shipment(*, carrier: str, quantity: int, shipped_date: str, bad: str | None
         else tracking_number(carrier)
     )
     return {
-        "quantity": quantity,
         "carrier": carrier,
         "tracking_number": number,
         "shipped_date": shipped_date,
@@ -120,36 +126,45 @@ def _positive_int(value: object, what: str) -> int:
     return value
 
 
-def _requested_lines(order: Order, spec: dict, *, allow_excess: bool) -> list[tuple[str, int, int]]:
-    """(mp_line_number, quantity, split) for each line to act on; default: all pending."""
-    pending = {s["mp_line_number"]: s["pending"]["quantity"] for s in line_summaries(order)}
-    ordered = ordered_quantities(order)
+def _requested_lines(v2: V2Order, spec: dict, *, allow_excess: bool) -> list[tuple[dict, int, int]]:
+    """(v2 line, quantity, split) for each line to act on; default: all pending."""
+    totals = line_totals(v2)
+    by_number = {line["mp_line_number"]: line for line in v2.lines}
+    pending = {
+        number: max(t["ordered"] - t["shipped"] - t["cancelled"], 0) for number, t in totals.items()
+    }
     default_split = _positive_int(spec.get("split", 1), "split")
     lines = spec.get("lines")
     if lines is None:
-        chosen = [(n, q, default_split) for n, q in pending.items() if n in ordered and q > 0]
+        chosen = [
+            (line, pending[number], default_split)
+            for number, line in by_number.items()
+            if pending.get(number, 0) > 0
+        ]
         if not chosen:
             raise SellerActionError("nothing left to fulfill on this order", 409, "conflict")
         return chosen
     if not isinstance(lines, list) or not lines:
         raise SellerActionError("lines must be a non-empty list")
     chosen = []
-    for line in lines:
-        if not isinstance(line, dict):
+    for item in lines:
+        if not isinstance(item, dict):
             raise SellerActionError("each line must be an object")
-        number = str(line.get("mp_line_number", ""))
-        if number not in ordered:
+        number = str(item.get("mp_line_number", ""))
+        if number not in by_number:
             raise SellerActionError(f"order has no line {number!r}")
-        quantity = _positive_int(line.get("quantity", pending.get(number, 0)), "quantity")
+        quantity = _positive_int(item.get("quantity", pending.get(number, 0)), "quantity")
         if quantity > pending.get(number, 0) and not allow_excess:
             raise SellerActionError(
                 f"line {number!r} has only {pending.get(number, 0)} pending", 409, "conflict"
             )
-        chosen.append((number, quantity, _positive_int(line.get("split", default_split), "split")))
+        split = _positive_int(item.get("split", default_split), "split")
+        chosen.append((by_number[number], quantity, split))
     return chosen
 
 
-def _check_state(order: Order, spec: dict) -> None:
+def _v2_order(order: Order, spec: dict) -> V2Order:
+    """The order's v2 record (imported now if the schedule has not yet), state checked."""
     if order.marketplace_state != "AWAITING_SHIPMENT" and not spec.get("force"):
         raise SellerActionError(
             f"order is {order.marketplace_state}; the seller fulfills AWAITING_SHIPMENT orders"
@@ -157,62 +172,59 @@ def _check_state(order: Order, spec: dict) -> None:
             409,
             "conflict",
         )
+    return order_import(order, why="imported for a control-API action")
 
 
-def _save_seller_change(order: Order) -> None:
-    now = clock.now()
-    summaries = line_summaries(order)
-    status = overall_status(summaries, ordered_quantities(order))
-    order.fulfillment_status = STORED_NAMES[status]
-    order.seller_updated_at = now
-    order.sort_at = now
-    order.acknowledged = True
-    # Our choice: a seller's change answers the errors reported so far.
-    order.has_errors = False
-    order.save(
-        update_fields=[
-            "fulfillment",
-            "fulfillment_status",
-            "seller_updated_at",
-            "sort_at",
-            "acknowledged",
-            "has_errors",
-        ]
-    )
+def _package_lines(targets: list[tuple[dict, int, int]]) -> list[list[dict]]:
+    """Packages for the targets: the n-th part of every line's split goes in package n."""
+    packages: list[list[dict]] = []
+    for line, quantity, split in targets:
+        for index, part in enumerate(_split(quantity, split)):
+            while len(packages) <= index:
+                packages.append([])
+            packages[index].append(
+                {
+                    "line_id": line.get("id"),
+                    "mp_line_number": line["mp_line_number"],
+                    "quantity": part,
+                }
+            )
+    return packages
 
 
 def order_ship(*, order: Order, spec: dict) -> Order:
+    """Ship through the v2 path (``orders_v2.packages``): one v2 package per split part."""
     bad = spec.get("bad")
     if bad is not None and bad not in BAD_KINDS:
         raise SellerActionError(f"bad must be one of {', '.join(BAD_KINDS)}")
     carrier = spec.get("carrier", "UPS")
     if carrier not in CARRIERS:
         raise SellerActionError(f"carrier must be one of {', '.join(CARRIERS)}")
-    with transaction.atomic():
-        order = Order.objects.select_for_update().get(id=order.id)
-        _check_state(order, spec)
-        today = clock.now().date()
-        shipped_date = spec.get("shipped_date") or today.isoformat()
-        if bad == "future_ship_date":
-            shipped_date = (today + timedelta(days=7)).isoformat()
-        records = order.fulfillment.setdefault("lines", {})
-        if bad == "unknown_line":
-            targets = [(f"UNKNOWN-{secrets.token_hex(3)}", 1, 1)]
-        elif bad == "excess_quantity":
-            chosen = _requested_lines(
-                order, {**spec, "lines": spec.get("lines")}, allow_excess=True
+    v2 = _v2_order(order, spec)
+    shipped_date = _shipped_date(spec, bad)
+    if bad == "unknown_line":
+        unknown = {"id": None, "mp_line_number": f"UNKNOWN-{secrets.token_hex(3)}"}
+        targets = [(unknown, 1, 1)]
+    elif bad == "excess_quantity":
+        chosen = _requested_lines(v2, spec, allow_excess=True)
+        line, quantity, split = chosen[0]
+        targets = [(line, quantity + 1, split), *chosen[1:]]
+    else:
+        targets = _requested_lines(v2, spec, allow_excess=False)
+    checked = bad not in ("unknown_line", "excess_quantity")
+    try:
+        for lines in _package_lines(targets):
+            package_create(
+                v2,
+                lines,
+                _package_shipment(carrier=carrier, shipped_date=shipped_date, bad=bad),
+                force=bool(spec.get("force")),
+                check_quantities=checked,
+                source="control API",
             )
-            number, quantity, split = chosen[0]
-            targets = [(number, quantity + 1, split), *chosen[1:]]
-        else:
-            targets = _requested_lines(order, spec, allow_excess=False)
-        for number, quantity, split in targets:
-            record = records.setdefault(number, {"shipments": [], "cancellations": []})
-            for part in _split(quantity, split):
-                record["shipments"].append(
-                    _shipment(carrier=carrier, quantity=part, shipped_date=shipped_date, bad=bad)
-                )
-        _save_seller_change(order)
+    except PackageError as exc:
+        raise SellerActionError(str(exc), 409 if exc.status == 409 else 400) from exc
+    order.refresh_from_db()
     return order
 
 
@@ -220,14 +232,16 @@ def order_cancel(*, order: Order, spec: dict) -> Order:
     reason = spec.get("reason", "out_of_stock")
     if reason not in CANCELLATION_REASONS:
         raise SellerActionError(f"reason must be one of {', '.join(CANCELLATION_REASONS)}")
-    with transaction.atomic():
-        order = Order.objects.select_for_update().get(id=order.id)
-        _check_state(order, spec)
-        records = order.fulfillment.setdefault("lines", {})
-        for number, quantity, _split_count in _requested_lines(order, spec, allow_excess=False):
-            record = records.setdefault(number, {"shipments": [], "cancellations": []})
-            record["cancellations"].append({"quantity": quantity, "reason": reason})
-        _save_seller_change(order)
+    v2 = _v2_order(order, spec)
+    lines = [
+        {"line_id": line["id"], "mp_line_number": line["mp_line_number"], "quantity": quantity}
+        for line, quantity, _split_count in _requested_lines(v2, spec, allow_excess=False)
+    ]
+    try:
+        cancellation_create(v2, lines, reason, force=bool(spec.get("force")), source="control API")
+    except PackageError as exc:
+        raise SellerActionError(str(exc), 409 if exc.status == 409 else 400) from exc
+    order.refresh_from_db()
     return order
 
 

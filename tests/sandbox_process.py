@@ -35,9 +35,16 @@ class SandboxError(RuntimeError):
 class SandboxProcess:
     """The sandbox in a subprocess; ``start()`` / ``stop()`` or use as a context manager."""
 
-    def __init__(self, *, port: int | None = None, auto_ship_seconds: float | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        port: int | None = None,
+        auto_ship_seconds: float | None = None,
+        additive_fields: bool = False,
+    ) -> None:
         self.port = port or free_port()
         self.auto_ship_seconds = auto_ship_seconds
+        self.additive_fields = additive_fields
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.api_url = self.base_url + "/api/v1"
         self.control_url = self.base_url + "/sandbox/api"
@@ -62,6 +69,8 @@ class SandboxProcess:
         command = [sys.executable, "-m", "sandbox", "serve", "--port", str(self.port)]
         if self.auto_ship_seconds is not None:
             command += ["--auto-ship-seconds", str(self.auto_ship_seconds)]
+        if self.additive_fields:
+            command.append("--additive-fields")
         self._log_file = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         self._process = subprocess.Popen(
             command, cwd=REPO_DIR, env=env, stdout=self._log_file, stderr=subprocess.STDOUT
@@ -167,6 +176,18 @@ class SandboxProcess:
     def set_auto_ship(self, seconds: float | None) -> None:
         self.control("POST", "/auto-ship", {"seconds": seconds})
 
+    def set_additive_fields(self, enabled: bool) -> None:
+        """Add fields the contract does not name to every answer (until reset)."""
+        self.control("POST", "/additive-fields", {"enabled": enabled})
+
+    def set_retry_grace(self, seconds: float) -> None:
+        """How long after a 429/503 a request still counts as already in flight."""
+        self.control("POST", "/retry-grace", {"seconds": seconds})
+
+    def violations(self, **params: Any) -> dict:
+        """``{"total", "by_kind", "recent"}``: the client's breaches of the contract's rules."""
+        return self.control("GET", "/violations", **params)
+
     def revoke(self, seller: str, client_id: str | None = None) -> int:
         body = {"client_id": client_id} if client_id else {}
         return self.control("POST", f"/sellers/{seller}/revoke", body)["revoked"]
@@ -193,3 +214,157 @@ class SandboxProcess:
     def requests_log(self, **params: Any) -> list[dict]:
         """Recent requests (``endpoint=``, ``path=``, ``since_seq=``, ``limit=``)."""
         return self.control("GET", "/requests", **params)["requests"]
+
+    # -- Authentication and Platform API (issue 12; sandbox/README.md) -------------------
+
+    @property
+    def platform_url(self) -> str:
+        """Base of the Authentication and Platform APIs (the app's PLATFORM_API_BASE_URL)."""
+        return self.base_url + "/api.php"
+
+    def outbox(self, to: str | None = None, limit: int = 50) -> list[dict]:
+        """E-mails the platform sent, latest first: ``to``, ``subject``, ``body``, ``code``."""
+        params = {"limit": limit, **({"to": to} if to else {})}
+        return self.control("GET", "/outbox", **params)["emails"]
+
+    def twofa_code(self, to: str) -> str:
+        """The code in the latest two-factor e-mail to ``to``."""
+        emails = self.outbox(to=to, limit=1)
+        assert emails, f"no e-mail to {to}"
+        return emails[0]["code"]
+
+    def api_user_create(
+        self,
+        username: str,
+        password: str,
+        email: str,
+        account_ids: list[str] | tuple[str, ...] = (),
+        accounts: list[str] | tuple[str, ...] = (),
+    ) -> dict:
+        """Upsert a Platform API user reaching ``account_ids`` and the accounts named
+        ``accounts`` (created when missing)."""
+        body = {
+            "username": username,
+            "password": password,
+            "email": email,
+            "account_ids": list(account_ids),
+            "accounts": list(accounts),
+        }
+        return self.control("POST", "/api-users", body)
+
+    def api_token_revoke(self, username: str | None = None, token_name: str | None = None) -> int:
+        body = {k: v for k, v in {"username": username, "token_name": token_name}.items() if v}
+        return self.control("POST", "/api-tokens/revoke", body)["revoked"]
+
+    def platform_login(self, username: str, password: str, email: str, name: str = "") -> str:
+        """Both login steps (the code read from the outbox); the API token."""
+        body = {"username": username, "password": password, "method": "token"}
+        first = self.http.post(self.platform_url + "/login", json=body, timeout=10)
+        assert first.status_code == 200, first.text
+        second = self.http.post(
+            self.platform_url + "/login",
+            json={**body, "twofa_token": self.twofa_code(email), "name": name},
+            timeout=10,
+        )
+        assert second.status_code == 200, second.text
+        return second.json()["token"]
+
+    def db_create(
+        self,
+        name: str,
+        *,
+        account_name: str | None = None,
+        account_id: str | None = None,
+        rows: list[dict] | None = None,
+        fields: list[str] | None = None,
+        generate: int = 0,
+    ) -> dict:
+        """A database with exactly ``rows`` (and/or ``generate`` generated products);
+        ``{"id", "account_id", "name", "fields", "row_count", ...}`` (ids as numbers)."""
+        body: dict[str, Any] = {"name": name, "rows": rows or [], "generate": generate}
+        if account_id is not None:
+            body["account_id"] = account_id
+        else:
+            body["account_name"] = account_name or name
+        if fields is not None:
+            body["fields"] = fields
+        return self.control("POST", "/dbs", body)
+
+    def db_rows(self, db_id: int | str, page: int = 1, per_page: int = 100) -> list[dict]:
+        return self.control("GET", f"/dbs/{db_id}/rows", page=page, per_page=per_page)["rows"]
+
+    def db_rows_change(
+        self,
+        db_id: int | str,
+        rows: list[dict] | None = None,
+        add: list[dict] | None = None,
+        delete: list[str] | None = None,
+    ) -> dict:
+        """``rows``: changes by ``id`` (e.g. ``{"id": "DS-000001", "price": "9.99"}``);
+        ``add``: new rows; ``delete``: ids. → ``{"updated", "added", "deleted", "row_count"}``."""
+        body = {"rows": rows or [], "add": add or [], "delete": delete or []}
+        return self.control("POST", f"/dbs/{db_id}/rows", body)
+
+    def db_generate(
+        self, db_id: int | str, rows: int, seed: int = 1, sku_prefix: str = "", replace: bool = True
+    ) -> int:
+        """Load a generated catalog of ``rows`` products; the database's row count."""
+        body = {"rows": rows, "seed": seed, "sku_prefix": sku_prefix, "replace": replace}
+        return self.control("POST", f"/dbs/{db_id}/generate", body)["row_count"]
+
+    def export_run(self, export_id: int | str) -> dict:
+        """Run an export now, synchronously (delivery retries included); the run with its
+        ``status``, ``rows``, ``attempts``, ``error_flag`` and ``logs``."""
+        return self.control("POST", f"/exports/{export_id}/run")
+
+    def export_state(self, export_id: int | str) -> dict:
+        """``{"export": <the Export object>, "runs": [latest first]}``."""
+        return self.control("GET", f"/exports/{export_id}")
+
+    def export_run_file(self, run_id: int | str) -> bytes:
+        """The file a run wrote, byte for byte."""
+        response = self.http.get(f"{self.control_url}/export-runs/{run_id}/file", timeout=30)
+        if response.status_code != 200:
+            raise SandboxError(f"run {run_id} file -> {response.status_code}: {response.text}")
+        return response.content
+
+    def set_rate_limit(self, group: str, limit: int, window_seconds: float = 60) -> dict:
+        """Calls allowed per API token in a window, for ``login``, ``accounts``, ``exports``."""
+        body = {"group": group, "limit": limit, "window_seconds": window_seconds}
+        return self.control("POST", "/rate-limits", body)["limits"]
+
+    def seed_demo(self, rows: int = 2000) -> dict:
+        """The demo API user (marketplace-api) and its two accounts' catalogs."""
+        return self.control("POST", "/seed-demo", {"rows": rows})
+
+    # -- order API v2 --------------------------------------------------------------------
+
+    def create_api_user(
+        self, seller: str, username: str, password: str, client_id: str | None = None
+    ) -> dict:
+        """An order-API user of ``seller`` (``{"username", "seller", "client_id", ...}``)."""
+        body = {"seller": seller, "username": username, "password": password}
+        return self.control("POST", "/v2/api-users", {**body, "client_id": client_id})
+
+    def v2_settings(self, seller: str, **changes: Any) -> dict:
+        """``workflow``, ``import_interval_seconds``, ``import_pending`` of a seller."""
+        if changes:
+            return self.control("POST", f"/v2/sellers/{seller}/settings", changes)
+        return self.control("GET", f"/v2/sellers/{seller}/settings")
+
+    def v2_import(self, seller: str) -> int:
+        """Run the seller's scheduled import now; the number of orders imported."""
+        return self.control("POST", f"/v2/sellers/{seller}/import")["imported"]
+
+    def v2_orders(self, **params: Any) -> list[dict]:
+        """v2 orders with service_status, packages (``released``), cancellations, events."""
+        return self.control("GET", "/v2/orders", **params)["orders"]
+
+    def v2_order(self, mp_order_number: str, **params: Any) -> dict:
+        found = self.v2_orders(mp_order_number=mp_order_number, **params)
+        assert len(found) == 1, found
+        return found[0]
+
+    def set_simulator(self, seller: str, **behaviour: Any) -> dict:
+        """Behaviour overrides the simulated seller process reads while it runs."""
+        return self.control("POST", f"/v2/sellers/{seller}/simulator", behaviour)

@@ -71,6 +71,10 @@ class OrderSyncAdmin(admin.ModelAdmin):
     raw_id_fields = ["order"]
     search_fields = ["order__mp_order_number"]
 
+    # Written by the sync itself: a row added or edited by hand would lie about it.
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
     def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False
 
@@ -83,6 +87,10 @@ class SyncEventAdmin(admin.ModelAdmin):
     raw_id_fields = ["order"]
     search_fields = ["order__mp_order_number"]
 
+    # Written by the sync itself: a row added or edited by hand would lie about it.
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
     def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False
 
@@ -92,6 +100,9 @@ class SellerPullStateAdmin(admin.ModelAdmin):
     list_display = ["seller", "cursor", "last_success_at", "last_error"]
     list_select_related = ["seller"]
     raw_id_fields = ["seller"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # the first pull of a seller creates it
 
 
 @admin.register(ApiKey)

@@ -1,9 +1,10 @@
 """The internal order intake API (django-ninja), mounted at ``/api/intake/``.
 
 Authentication: ``Authorization: Bearer <key>`` or ``X-API-Key: <key>`` (keys from
-``manage.py create_api_key``). Errors: 400 ``{"detail", "fields": {path: [messages]}}``
-for bad input (nothing is stored), 404 unknown order, 409 illegal transition or an
-existing order number with a different body. OpenAPI: ``/api/intake/openapi.json``,
+``manage.py create_api_key``). Errors, all ``{"detail", "fields": {path: [messages]}}``:
+400 bad input (nothing is stored), 404 unknown order, 409 illegal transition or an
+existing order number with a different body, 413 a body over the size limit
+(``DATA_UPLOAD_MAX_MEMORY_SIZE``). OpenAPI: ``/api/intake/openapi.json``,
 docs at ``/api/intake/docs``.
 """
 
@@ -13,6 +14,8 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI, Schema, Status
 from ninja.errors import ValidationError
@@ -24,7 +27,7 @@ from marketplace.orders.errors import (
     IntakeInvalid,
     OrderNotFound,
 )
-from marketplace.orders.intake_schema import OrderIn, StateIn
+from marketplace.orders.intake_schema import OrderIn, OrderNumber, StateIn
 from marketplace.orders.models import ApiKey, Order
 from marketplace.orders.payloads import order_customer, order_shipping_address
 from marketplace.orders.selectors import order_get
@@ -196,9 +199,23 @@ def _field_path(loc: tuple[Any, ...] | list[Any]) -> str:
 def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
     fields: dict[str, list[str]] = {}
     for error in exc.errors:
-        fields.setdefault(_field_path(error.get("loc", ())), []).append(error.get("msg", "invalid"))
+        # Our validators raise ValueError; pydantic prefixes its message with "Value error, ".
+        message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+        fields.setdefault(_field_path(error.get("loc", ())), []).append(message)
     return api.create_response(
         request, {"detail": "invalid request body", "fields": fields}, status=400
+    )
+
+
+@api.exception_handler(RequestDataTooBig)
+def _too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
+    # Django raises this on reading request.body; without a handler it becomes an HTML
+    # 400 (or a traceback under DEBUG). Nothing of the body was parsed or stored.
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return api.create_response(
+        request,
+        {"detail": f"request body larger than {limit} bytes", "fields": {}},
+        status=413,
     )
 
 
@@ -234,7 +251,7 @@ def _actor(request: HttpRequest) -> str:
 
 @api.post(
     "/orders",
-    response={201: OrderOut, 200: OrderOut, 400: ErrorOut, 409: ErrorOut},
+    response={201: OrderOut, 200: OrderOut, 400: ErrorOut, 409: ErrorOut, 413: ErrorOut},
     summary="Create an order (idempotent for an identical body)",
 )
 def create_order(request: HttpRequest, payload: OrderIn) -> Status:
@@ -244,10 +261,10 @@ def create_order(request: HttpRequest, payload: OrderIn) -> Status:
 
 @api.get(
     "/orders/{mp_order_number}",
-    response={200: OrderOut, 404: ErrorOut},
+    response={200: OrderOut, 400: ErrorOut, 404: ErrorOut},
     summary="An order with its lines, fulfillment, sync status and problems",
 )
-def get_order(request: HttpRequest, mp_order_number: str) -> dict[str, Any]:
+def get_order(request: HttpRequest, mp_order_number: OrderNumber) -> dict[str, Any]:
     order = order_get(mp_order_number=mp_order_number)
     if order is None:
         raise OrderNotFound(mp_order_number)
@@ -256,19 +273,21 @@ def get_order(request: HttpRequest, mp_order_number: str) -> dict[str, Any]:
 
 @api.post(
     "/orders/{mp_order_number}/state",
-    response={200: OrderOut, 400: ErrorOut, 404: ErrorOut, 409: ErrorOut},
+    response={200: OrderOut, 400: ErrorOut, 404: ErrorOut, 409: ErrorOut, 413: ErrorOut},
     summary="Change the marketplace state (PENDING → AWAITING_SHIPMENT, → CANCELLED)",
 )
-def change_state(request: HttpRequest, mp_order_number: str, payload: StateIn) -> dict[str, Any]:
+def change_state(
+    request: HttpRequest, mp_order_number: OrderNumber, payload: StateIn
+) -> dict[str, Any]:
     order_state_change(mp_order_number=mp_order_number, state=payload.state, actor=_actor(request))
     return _order_response(mp_order_number)
 
 
 @api.post(
     "/orders/{mp_order_number}/cancel",
-    response={200: OrderOut, 404: ErrorOut, 409: ErrorOut},
+    response={200: OrderOut, 400: ErrorOut, 404: ErrorOut, 409: ErrorOut},
     summary="Cancel the order (marketplace-side cancellation)",
 )
-def cancel_order(request: HttpRequest, mp_order_number: str) -> dict[str, Any]:
+def cancel_order(request: HttpRequest, mp_order_number: OrderNumber) -> dict[str, Any]:
     order_cancel(mp_order_number=mp_order_number, actor=_actor(request))
     return _order_response(mp_order_number)

@@ -3,97 +3,269 @@
 Field names follow the platform's order contract (``customer``, ``shipping_address``,
 ``order_lines``, ``marketplace_state``) so a back office that knows one knows both.
 Unknown fields are refused: a typo must not silently drop data.
+
+The OpenAPI document says exactly what is accepted: every string rule is one regular
+expression (``intake_text``), written once and used both as the schema's ``pattern``
+and by the validator, and values are taken as sent (no trimming, no case folding).
+Rules that span fields or need the database (unique line numbers, date windows, an
+existing seller) are in ``cross_field_errors`` and the service, and the schema's
+descriptions name them.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+import pycountry
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+)
 
 CENT = Decimal("0.01")
 
-Text = Annotated[str, Field(max_length=200)]
-Money = Annotated[Decimal, Field(ge=0, max_digits=12, decimal_places=2)]
-# Order numbers appear in URL paths here and at the platform.
-OrderNumber = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[^/\s?#%]+$")]
+# Character classes written so that Python's ``re`` and ECMA-262 (the OpenAPI
+# document's regex dialect) read them alike: no ``\s``/``\w``, whose meanings differ.
+# Control characters (Unicode Cc): a NUL makes Postgres refuse the row, the others
+# corrupt logs, CSV exports and the platform's copy.
+CONTROL = r"\x00-\x1f\x7f-\x9f"
+# Control characters except tab, line feed and carriage return: free text may hold lines.
+CONTROL_BUT_LINES = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"
+# Unicode White_Space outside the controls: a value of only these is blank.
+BLANK = r" \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+
+TEXT_PATTERN = rf"[^{CONTROL}]*"
+REQUIRED_TEXT_PATTERN = rf"[^{CONTROL}]*[^{CONTROL}{BLANK}][^{CONTROL}]*"
+NOTES_PATTERN = rf"[^{CONTROL_BUT_LINES}]*"
+# Order and line numbers become one URL path segment here and at the platform
+# (``PUT /orders/{n}``): RFC 3986 unreserved characters only, and a letter or digit
+# first, so ``.``/``..`` (dot segments), ``/``, ``\``, ``?``, ``#``, ``%`` and
+# whitespace can never change which resource a request names.
+SEGMENT_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._~-]*"
+_EMAIL_PART = rf"[^@{CONTROL}{BLANK}]+"
+EMAIL_PATTERN = rf"{_EMAIL_PART}@{_EMAIL_PART}\.{_EMAIL_PART}"
+# Money is a decimal string: exact (a JSON number is a binary float to most clients),
+# never negative, at most two decimals, and fits the database's 12 digits. The platform
+# payload turns it into a JSON number (payloads.py).
+MONEY_PATTERN = r"[0-9]{1,10}(\.[0-9]{1,2})?"
+
+CURRENCY_CODES = sorted(currency.alpha_3 for currency in pycountry.currencies)
+COUNTRY_CODES_ALPHA3 = sorted(country.alpha_3 for country in pycountry.countries)
+COUNTRY_CODES_ALPHA2 = sorted(country.alpha_2 for country in pycountry.countries)
+
+TEXT_MESSAGE = "must not contain control characters"
+REQUIRED_TEXT_MESSAGE = "must not be blank or contain control characters"
+NOTES_MESSAGE = "must not contain control characters other than tab and line breaks"
+SEGMENT_MESSAGE = (
+    "must be letters, digits and . _ ~ - only, starting with a letter or digit "
+    "(it is used as a URL path segment)"
+)
+EMAIL_MESSAGE = "must be an e-mail address"
+MONEY_MESSAGE = 'must be a decimal string with at most 2 decimals, e.g. "12.50"'
+
+
+def _matcher(pattern: str, message: str) -> Callable[[str], str]:
+    compiled = re.compile(pattern)
+
+    def check(value: str) -> str:
+        # fullmatch: "$" in Python also matches before a trailing newline.
+        if not compiled.fullmatch(value):
+            raise ValueError(message)
+        return value
+
+    return check
+
+
+def intake_text(
+    pattern: str = TEXT_PATTERN,
+    message: str = TEXT_MESSAGE,
+    *,
+    max_length: int,
+    min_length: int | None = None,
+    description: str | None = None,
+) -> Any:
+    """A string field whose rule is ``pattern``, in the document and in the validator."""
+    return Annotated[
+        str,
+        Field(
+            min_length=min_length,
+            max_length=max_length,
+            description=description,
+            json_schema_extra={"pattern": f"^{pattern}$"},
+        ),
+        AfterValidator(_matcher(pattern, message)),
+    ]
+
+
+def _one_of(codes: list[str], what: str) -> Callable[[str], str]:
+    allowed = frozenset(codes)
+
+    def check(value: str) -> str:
+        if value not in allowed:
+            raise ValueError(f"must be an {what} code")
+        return value
+
+    return check
+
+
+def _code(codes: list[str], what: str) -> Any:
+    return Annotated[
+        str,
+        AfterValidator(_one_of(codes, what)),
+        WithJsonSchema({"type": "string", "enum": codes, "description": what}),
+    ]
+
+
+def _money_from_string(value: object) -> object:
+    if isinstance(value, Decimal):  # from Python callers only; JSON has no decimals
+        return value
+    if not isinstance(value, str) or not re.fullmatch(MONEY_PATTERN, value):
+        raise ValueError(MONEY_MESSAGE)
+    return Decimal(value)
+
+
+def _date_time_string(value: object) -> object:
+    # pydantic would also take a number as a Unix timestamp; the document says string.
+    if not isinstance(value, str | datetime):
+        raise ValueError("must be an RFC 3339 date-time string with an offset")
+    return value
+
+
+def _whole_number(value: object) -> object:
+    # JSON Schema's "integer" is any number with a zero fraction (2.0 too); booleans and
+    # strings stay refused (strict).
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _in_utc(value: datetime) -> datetime:
+    # RFC 3339 allows offsets up to ±23:59; Postgres stores at most ±15:59 and refuses
+    # the row (a 500). Stored in UTC, any offset fits, and nothing is lost.
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("is outside the years 1 to 9999 in UTC") from None
+
+
+RequiredText = intake_text(REQUIRED_TEXT_PATTERN, REQUIRED_TEXT_MESSAGE, max_length=200)
+Text = intake_text(max_length=200)
+Money = Annotated[
+    Decimal,
+    BeforeValidator(_money_from_string),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": f"^{MONEY_PATTERN}$",
+            "description": "decimal string, at most 2 decimals",
+            "examples": ["12.50"],
+        }
+    ),
+]
+DateTime = Annotated[
+    AwareDatetime,
+    BeforeValidator(_date_time_string),
+    AfterValidator(_in_utc),
+    WithJsonSchema({"type": "string", "format": "date-time"}),
+]
+OrderNumber = intake_text(
+    SEGMENT_PATTERN, SEGMENT_MESSAGE, max_length=128, description="One URL path segment"
+)
+LineNumber = intake_text(
+    SEGMENT_PATTERN,
+    SEGMENT_MESSAGE,
+    max_length=128,
+    description="One URL path segment; unique within the order",
+)
+Quantity = Annotated[int, Field(strict=True, ge=1, le=100_000), BeforeValidator(_whole_number)]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    model_config = ConfigDict(extra="forbid")
 
 
 class CustomerIn(_Strict):
-    full_name: Annotated[str, Field(min_length=1, max_length=200)]
+    full_name: RequiredText
     # Required: the platform needs an address to reach the buyer.
-    email: Annotated[str, Field(max_length=254, pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")]
-    phone: Annotated[str, Field(max_length=40)] | None = None
-    vat: Annotated[str, Field(max_length=40)] | None = None
+    email: intake_text(EMAIL_PATTERN, EMAIL_MESSAGE, max_length=254)
+    phone: intake_text(max_length=40) | None = None
+    vat: intake_text(max_length=40) | None = None
 
 
 class AddressIn(_Strict):
-    full_name: Annotated[str, Field(min_length=1, max_length=200)]
-    address1: Annotated[str, Field(min_length=1, max_length=200)]
+    full_name: RequiredText
+    address1: RequiredText
     address2: Text | None = None
     address3: Text | None = None
-    city: Annotated[str, Field(min_length=1, max_length=100)]
-    state: Annotated[str, Field(max_length=100)] | None = None
-    postal_code: Annotated[str, Field(min_length=1, max_length=20)]
-    country_code: Annotated[str, Field(pattern=r"^[A-Z]{3}$", description="ISO 3166 alpha-3")]
-    country_code_iso2: Annotated[str, Field(pattern=r"^[A-Z]{2}$")] | None = None
+    city: intake_text(REQUIRED_TEXT_PATTERN, REQUIRED_TEXT_MESSAGE, max_length=100)
+    state: intake_text(max_length=100) | None = None
+    postal_code: intake_text(REQUIRED_TEXT_PATTERN, REQUIRED_TEXT_MESSAGE, max_length=20)
+    country_code: _code(COUNTRY_CODES_ALPHA3, "ISO 3166-1 alpha-3")
+    country_code_iso2: _code(COUNTRY_CODES_ALPHA2, "ISO 3166-1 alpha-2") | None = None
     address_type: Literal["residential", "business"] | None = None
-    phone: Annotated[str, Field(max_length=40)] | None = None
+    phone: intake_text(max_length=40) | None = None
 
 
 class TaxIn(_Strict):
-    type: Annotated[str, Field(min_length=1, max_length=40)]
+    type: intake_text(REQUIRED_TEXT_PATTERN, REQUIRED_TEXT_MESSAGE, max_length=40)
     amount: Money
 
 
 class DiscountIn(_Strict):
-    name: Annotated[str, Field(min_length=1, max_length=100)]
+    name: intake_text(REQUIRED_TEXT_PATTERN, REQUIRED_TEXT_MESSAGE, max_length=100)
     amount: Money
-    type: Annotated[str, Field(min_length=1, max_length=40)]
+    type: intake_text(REQUIRED_TEXT_PATTERN, REQUIRED_TEXT_MESSAGE, max_length=40)
 
 
 class OrderLineIn(_Strict):
-    mp_line_number: Annotated[str, Field(min_length=1, max_length=128)]
-    sku: Annotated[str, Field(min_length=1, max_length=128)]
-    product_name: Annotated[str, Field(min_length=1, max_length=300)]
-    quantity: Annotated[int, Field(ge=1, le=100_000)]
+    mp_line_number: LineNumber
+    sku: intake_text(REQUIRED_TEXT_PATTERN, REQUIRED_TEXT_MESSAGE, max_length=128)
+    product_name: intake_text(REQUIRED_TEXT_PATTERN, REQUIRED_TEXT_MESSAGE, max_length=300)
+    quantity: Quantity
     unit_price: Money
-    shipping_method: Annotated[str, Field(max_length=64)] | None = None
+    shipping_method: intake_text(max_length=64) | None = None
     shipping_price: Money = Decimal("0.00")
     taxes: list[TaxIn] = Field(default_factory=list, max_length=20)
     discounts: list[DiscountIn] = Field(default_factory=list, max_length=20)
 
 
 class OrderIn(_Strict):
+    """An order. Also checked: line numbers unique within the order, each earliest date
+    not after its latest, and ``seller`` the username of an existing seller (400 with the
+    field otherwise); an order number already used with a different body is 409."""
+
     mp_order_number: OrderNumber
-    seller: Annotated[str, Field(min_length=1, max_length=150, description="The seller's username")]
+    seller: intake_text(
+        REQUIRED_TEXT_PATTERN,
+        REQUIRED_TEXT_MESSAGE,
+        max_length=150,
+        description="The username of an existing seller",
+    )
     marketplace_state: Literal["PENDING", "AWAITING_SHIPMENT"] = Field(
         default="AWAITING_SHIPMENT",
         description="Orders enter as PENDING or AWAITING_SHIPMENT; SHIPPED is set by settlement.",
     )
-    sales_channel: Annotated[str, Field(min_length=1, max_length=64)]
-    purchase_date: AwareDatetime
-    currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$", description="ISO 4217")]
-    location: Annotated[str, Field(max_length=128)] | None = None
+    sales_channel: intake_text(REQUIRED_TEXT_PATTERN, REQUIRED_TEXT_MESSAGE, max_length=64)
+    purchase_date: DateTime
+    currency: _code(CURRENCY_CODES, "ISO 4217")
+    location: intake_text(max_length=128) | None = None
     customer: CustomerIn
     shipping_address: AddressIn
     order_lines: list[OrderLineIn] = Field(min_length=1, max_length=200)
-    delivery_notes: Annotated[str, Field(max_length=2000)] | None = None
-    earliest_ship_date: AwareDatetime | None = None
-    latest_ship_date: AwareDatetime | None = None
-    earliest_delivery_date: AwareDatetime | None = None
-    latest_delivery_date: AwareDatetime | None = None
-
-    @field_validator("currency", mode="before")
-    @classmethod
-    def _upper_currency(cls, value: object) -> object:
-        return value.upper() if isinstance(value, str) else value
+    delivery_notes: intake_text(NOTES_PATTERN, NOTES_MESSAGE, max_length=2000) | None = None
+    earliest_ship_date: DateTime | None = None
+    latest_ship_date: DateTime | None = None
+    earliest_delivery_date: DateTime | None = None
+    latest_delivery_date: DateTime | None = None
 
 
 class StateIn(_Strict):

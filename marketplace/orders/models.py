@@ -274,8 +274,19 @@ class SellerPullState(models.Model):
     seller = models.OneToOneField(
         "sellers.Seller", on_delete=models.CASCADE, related_name="pull_state"
     )
-    # Platform time: orders whose fulfillment the seller changed after it are listed next.
+    # When the last *completed* pull asked for its first listing (our clock). The next
+    # pull lists orders the seller changed after it, less PULL_CURSOR_OVERLAP.
     cursor = models.DateTimeField(null=True, blank=True)
+    # An interrupted pull, resumed by the next one: the listing's own cursor of the page
+    # still to read, the filter it was read with, and when that pull started.
+    resume_cursor = models.TextField(blank=True)
+    resume_since = models.DateTimeField(null=True, blank=True)
+    resume_started_at = models.DateTimeField(null=True, blank=True)
+    # Orders whose fulfillment could not be read or stored: fetched on their own next time.
+    retry_numbers = models.JSONField(default=list, blank=True)
+    # Pulls in a row that ended in an error (0 after a complete pull): the dashboard
+    # shows a seller whose pulls keep failing.
+    consecutive_failures = models.PositiveIntegerField(default=0)
     claim_token = models.CharField(max_length=32, blank=True)
     lease_until = models.DateTimeField(null=True, blank=True)
     last_started_at = models.DateTimeField(null=True, blank=True)
@@ -286,6 +297,10 @@ class SellerPullState(models.Model):
 
     class Meta:
         ordering = ["seller_id"]
+        indexes = [
+            # The overview lists sellers whose pulls keep failing.
+            models.Index(fields=["consecutive_failures"], name="pullstate_failures")
+        ]
 
     def __str__(self) -> str:
         return f"pull state of seller {self.seller_id}"

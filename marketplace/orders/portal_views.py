@@ -43,8 +43,12 @@ def _sync_of(order: Order) -> OrderSync | None:
 @seller_required
 def order_list(request: HttpRequest) -> HttpResponse:
     form = PortalOrderSearchForm(request.GET)
-    search = (cleaned(form)["q"] or "").strip()
-    orders = selectors.seller_order_list(seller=request.seller, search=search)
+    params = cleaned(form)
+    search = (params["q"] or "").strip()
+    only_problems = bool(params["problems"])
+    orders = selectors.seller_order_list(
+        seller=request.seller, search=search, has_problems=only_problems
+    )
     connection = seller_selectors.connection_get_for_seller(seller=request.seller)
     now = timezone.now()
     return render(
@@ -58,6 +62,7 @@ def order_list(request: HttpRequest) -> HttpResponse:
             "notices": seller_selectors.connection_notices(connection=connection, now=now),
             "form": form,
             "search": search,
+            "only_problems": only_problems,
             "page": Paginator(orders, PAGE_SIZE).get_page(request.GET.get("page")),
         },
     )

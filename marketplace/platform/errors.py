@@ -15,6 +15,7 @@ Callers branch on the class, never on message text:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Mapping
@@ -78,30 +79,30 @@ AUTH_ERROR_CODES = frozenset({"invalid_grant", "invalid_client", "unauthorized_c
 
 
 def retry_after_seconds(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
-    """Seconds to wait from ``Retry-After`` (seconds or HTTP date) or ``X-Rate-Limit-Reset``.
+    """Seconds to wait from ``Retry-After`` (seconds or HTTP date) and ``X-Rate-Limit-Reset``.
 
+    When both are given, the later one wins: honouring the longer wait breaks neither.
     ``X-Rate-Limit-Reset`` is not specified further by the platform; a value larger than
     a day's worth of seconds is read as a Unix timestamp, otherwise as seconds.
     """
     now = time.time() if now is None else now
-    raw = headers.get("Retry-After")
-    if raw:
-        raw = raw.strip()
-        try:
-            return max(0.0, float(raw))
-        except ValueError:
-            try:
-                return max(0.0, parsedate_to_datetime(raw).timestamp() - now)
-            except (TypeError, ValueError):
-                pass
-    raw = headers.get("X-Rate-Limit-Reset")
+    waits: list[float] = []
+    raw = (headers.get("Retry-After") or "").strip()
     if raw:
         try:
-            value = float(raw.strip())
+            waits.append(max(0.0, float(raw)))
         except ValueError:
-            return None
-        return max(0.0, value - now) if value > 86_400 else max(0.0, value)
-    return None
+            with contextlib.suppress(TypeError, ValueError):
+                waits.append(max(0.0, parsedate_to_datetime(raw).timestamp() - now))
+    raw = (headers.get("X-Rate-Limit-Reset") or "").strip()
+    if raw:
+        try:
+            value = float(raw)
+        except ValueError:
+            pass
+        else:
+            waits.append(max(0.0, value - now) if value > 86_400 else max(0.0, value))
+    return max(waits) if waits else None
 
 
 def error_body_message(body: str | bytes | None) -> tuple[str, str | None]:

@@ -39,3 +39,19 @@ class PlatformCall(models.Model):
     @property
     def ok(self) -> bool:
         return self.status is not None and 200 <= self.status < 300
+
+
+class HolderEmbargo(models.Model):
+    """The platform asked us not to call for ``holder`` (a seller's order calls, or the
+    API user's calls) before ``not_before``. Used only when Redis is not configured or
+    not answering; see ``embargo.py``."""
+
+    holder = models.CharField(max_length=200, unique=True)
+    not_before = models.DateTimeField()
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["holder"]
+
+    def __str__(self) -> str:
+        return f"{self.holder} held until {self.not_before:%H:%M:%S}"

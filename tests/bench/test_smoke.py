@@ -49,12 +49,18 @@ def test_bench_smoke_runs_every_benchmark_and_writes_results(tmp_path: Path) -> 
     assert completed.returncode == 0, completed.stdout[-4000:] + completed.stderr[-4000:]
     results = json.loads(output.read_text())
     assert results["run"]["failed"] == []
-    assert {"machine", "p1", "p2", "p3", "p4"} <= results.keys()
+    assert {"machine", "p1", "p2", "p3", "p4", "p5", "p6"} <= results.keys()
     assert {"baseline_orders_per_s", "worker_orders_per_s", "ratio"} <= results["p1"].keys()
     assert {"select_ratio", "refresh_ratio", "refresh_token_reuse"} <= results["p2"].keys()
     assert results["p2"]["refresh_token_reuse"] == 0
     assert {"peak_ratio", "idle_list_requests_per_seller"} <= results["p3"].keys()
     assert results["p3"]["idle_list_requests_per_seller"] == 1
+    assert {"time_ratio", "peak_ratio", "rate_ratio"} <= results["p6"].keys()
+    # Every generated row is valid: the large feed is ingested whole.
+    assert results["p6"]["counts_large"]["rows"] == results["p6"]["large"]
+    assert results["p6"]["counts_large"]["rejected"] == 0
+    assert results["p5"]["requests_equal"] is True
+    assert results["p5"]["requests_large"] == {"list_orders": 1}
     assert {"overview", "sellers", "seller_detail"} <= results["p4"]["pages"].keys()
     for page in results["p4"]["pages"].values():
         assert page["queries_small"] == page["queries_large"]

@@ -66,6 +66,11 @@ def platform(sandbox: SandboxProcess, settings: Any) -> Platform:
     settings.PUSH_RATE_LIMIT_DEFAULT_WAIT = 1.0
     settings.PUSH_SWEEP_GRACE_SECONDS = 0.0
     settings.PLATFORM_LIST_RATE_PER_SECOND = 50.0
+    if settings.REDIS_URL:  # no embargo left over from an earlier test's 429
+        from marketplace.redis_client import redis_client
+
+        for key in redis_client().scan_iter("embargo:*"):
+            redis_client().delete(key)
     return Platform(sandbox=sandbox)
 
 
@@ -189,6 +194,20 @@ def order_body(number: str = "MP-1001", **overrides: Any) -> dict[str, Any]:
 def make_order(number: str = "MP-1001", **overrides: Any) -> Order:
     order, _ = order_create(data=OrderIn.model_validate(order_body(number, **overrides)))
     return order
+
+
+def embargo_clear() -> None:
+    """Forget every seller's embargo (tests that pretend the platform's wait is over)."""
+    from django.conf import settings
+
+    from marketplace.platform.models import HolderEmbargo
+
+    HolderEmbargo.objects.all().delete()
+    if settings.REDIS_URL:
+        from marketplace.redis_client import redis_client
+
+        for key in redis_client().scan_iter("embargo:*"):
+            redis_client().delete(key)
 
 
 def wait_for(

@@ -24,6 +24,18 @@ URL = "/api/intake/orders"
 ORDER_OF_STATES = ["PENDING", "AWAITING_SHIPMENT", "SHIPPED", "CANCELLED"]
 
 
+@pytest.fixture(params=["strict", "additive-fields"], autouse=True)
+def contract_mode(request: pytest.FixtureRequest, platform: Platform) -> Any:
+    """Every test runs against the sandbox in its strict default mode (contract fields
+    only) and again with unknown fields added to every answer. Either way the app must
+    break none of the contract's rules: the sandbox counts zero violations."""
+    if request.param == "additive-fields":
+        platform.sandbox.set_additive_fields(True)
+    yield request.param
+    violations = platform.sandbox.violations()
+    assert violations["total"] == 0, violations
+
+
 def post(api: Client, url: str, body: Any = None) -> Any:
     response = api.post(url, data=json.dumps(body or {}), content_type="application/json")
     assert response.status_code in (200, 201), response.content

@@ -166,3 +166,162 @@ def test_demo_orders_creates_orders_through_intake(seller: Any, quiet_broker: An
                  stdout=StringIO(), stderr=StringIO())  # fmt: skip
     assert Order.objects.filter(seller=seller).count() == 5
     assert OrderSync.objects.filter(status="pending").count() == 5
+
+
+# --- hardening: what reaches the database, the platform's URLs and the document ------
+
+
+def _rejected(response: Any, field: str) -> None:
+    assert response.status_code == 400, response.content
+    assert field in response.json()["fields"], response.json()
+    assert not Order.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "number", [".", "..", "a/b", "a\\b", "a?b", "a#b", "a%2Fb", "a b", "a\tb", "-a", "é", ""]
+)
+def test_order_and_line_numbers_that_are_not_one_path_segment_are_400(
+    api: Client, seller: Any, number: str
+) -> None:
+    # Given a number that could name another URL than /orders/{number} at the platform
+    # When it comes in as the order number, or as a line number
+    # Then the body is refused naming that field, and nothing is stored
+    _rejected(post(api, URL, order_body(number)), "mp_order_number")
+    body = order_body()
+    body["order_lines"][0]["mp_line_number"] = number
+    _rejected(post(api, URL, body), "order_lines.0.mp_line_number")
+
+
+def test_a_control_character_in_an_order_number_path_is_400_not_500(api: Client) -> None:
+    for path in ("%00", "MP%00-1", "..%0A"):
+        response = api.get(f"{URL}/{path}")
+        assert response.status_code == 400, (path, response.content)
+        assert "mp_order_number" in response.json()["fields"]
+    assert post(api, f"{URL}/MP%001/cancel").status_code == 400
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        ("customer.full_name", "Ada\x00Lovelace"),
+        ("shipping_address.city", "Lon\x1bdon"),
+        ("sales_channel", "EU\x7f"),
+        ("location", "shelf\x85"),
+        ("order_lines.0.sku", "SKU\x00"),
+        ("order_lines.0.product_name", "Red\tmug"),
+        ("order_lines.0.taxes.0.type", "V\x00AT"),
+        ("delivery_notes", "porter\x00"),
+        ("customer.full_name", "\ud800"),  # a lone surrogate: not text Postgres can store
+    ],
+)
+def test_a_control_character_in_any_text_is_400_naming_the_field(
+    api: Client, seller: Any, path: str, value: str
+) -> None:
+    # Given a valid body with one control character in one string
+    body = order_body()
+    target: Any = body
+    *parents, leaf = path.split(".")
+    for part in parents:
+        target = target[int(part)] if part.isdigit() else target[part]
+    target[leaf] = value
+    # When it is posted, then it is refused naming that field (not a 500 from Postgres)
+    _rejected(post(api, URL, body), path)
+
+
+def test_delivery_notes_may_hold_lines_and_tabs(
+    api: Client, seller: Any, quiet_broker: Any
+) -> None:
+    notes = "Ring twice.\r\n\tThen leave it with the porter."
+    response = post(api, URL, order_body(delivery_notes=notes))
+    assert response.status_code == 201, response.content
+    assert Order.objects.get().delivery_notes == notes
+
+
+def test_a_body_over_the_size_limit_is_413_in_the_api_error_shape(
+    api: Client, seller: Any, settings: Any
+) -> None:
+    body = order_body(delivery_notes="x" * 1000)
+    raw = json.dumps(body)
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = len(raw) - 1
+    response = api.post(URL, data=raw, content_type="application/json")
+    assert response.status_code == 413
+    assert response["Content-Type"].startswith("application/json")
+    assert response.json() == {
+        "detail": f"request body larger than {len(raw) - 1} bytes",
+        "fields": {},
+    }
+    assert not Order.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        ("currency", "AAA"),
+        ("currency", "eur"),
+        ("shipping_address.country_code", "AAA"),
+        ("shipping_address.country_code", "gbr"),
+        ("shipping_address.country_code_iso2", "QQ"),
+    ],
+)
+def test_currency_and_country_codes_must_be_iso_codes(
+    api: Client, seller: Any, path: str, value: str
+) -> None:
+    body = order_body()
+    if "." in path:
+        parent, leaf = path.split(".")
+        body[parent][leaf] = value
+    else:
+        body[path] = value
+    _rejected(post(api, URL, body), path)
+
+
+@pytest.mark.parametrize("quantity", [True, "1", 1.5, 0, None])
+def test_quantity_must_be_a_json_integer(api: Client, seller: Any, quantity: Any) -> None:
+    body = order_body()
+    body["order_lines"][0]["quantity"] = quantity
+    _rejected(post(api, URL, body), "order_lines.0.quantity")
+
+
+def test_a_whole_json_number_is_an_integer_quantity(
+    api: Client, seller: Any, quiet_broker: Any
+) -> None:
+    # JSON Schema's "integer" includes 2.0; the document says integer, so it is accepted.
+    body = order_body()
+    body["order_lines"][0]["quantity"] = 2.0
+    assert post(api, URL, body).status_code == 201
+    assert Order.objects.get().lines.get(mp_line_number="1").quantity == 2
+
+
+@pytest.mark.parametrize("price", [12.5, 12, True, "12.345", "-1.00", "1e3", " 12.50", "1,50"])
+def test_money_must_be_a_decimal_string_with_at_most_two_decimals(
+    api: Client, seller: Any, price: Any
+) -> None:
+    body = order_body()
+    body["order_lines"][0]["unit_price"] = price
+    body["order_lines"][0]["taxes"][0]["amount"] = price
+    response = post(api, URL, body)
+    _rejected(response, "order_lines.0.unit_price")
+    assert "order_lines.0.taxes.0.amount" in response.json()["fields"]
+
+
+def test_the_openapi_document_states_the_rules_the_validator_applies(api: Client) -> None:
+    schemas = Client().get("/api/intake/openapi.json").json()["components"]["schemas"]
+    order, line = schemas["OrderIn"], schemas["OrderLineIn"]
+    assert "EUR" in order["properties"]["currency"]["enum"]
+    assert "AAA" not in order["properties"]["currency"]["enum"]
+    country = schemas["AddressIn"]["properties"]["country_code"]
+    assert "GBR" in country["enum"]
+    assert "AAA" not in country["enum"]
+    assert line["properties"]["quantity"] == {
+        "maximum": 100000, "minimum": 1, "title": "Quantity", "type": "integer"
+    }  # fmt: skip
+    price = line["properties"]["unit_price"]
+    assert price["type"] == "string"
+    assert price["pattern"] == r"^[0-9]{1,10}(\.[0-9]{1,2})?$"
+    assert order["properties"]["mp_order_number"]["pattern"] == r"^[A-Za-z0-9][A-Za-z0-9._~-]*$"
+    assert r"\x00" in order["properties"]["sales_channel"]["pattern"]
+    assert set(order["required"]) >= {
+        "mp_order_number", "seller", "sales_channel", "purchase_date", "currency",
+        "customer", "shipping_address", "order_lines",
+    }  # fmt: skip
+    assert order["additionalProperties"] is False

@@ -46,7 +46,8 @@ def test_whole_shipment_is_stored_settled_and_shipped_pushed(
     order = placed("MP-SHIP")
     platform.sandbox.ship("MP-SHIP", carrier="FedEx")
     result = seller_pull(seller_id=connected_seller.id)
-    assert (result.ran, result.fetched, result.settled, result.error) == (True, 1, 1, "")
+    assert (result.ran, result.changed, result.settled, result.error) == (True, 1, 1, "")
+    assert result.fetched == 0  # the listed order carried its fulfillments
     order.refresh_from_db()
     assert line_totals(order) == {"1": (3, 0), "2": (1, 0)}
     shipment = Shipment.objects.filter(line__order=order).first()
@@ -99,14 +100,15 @@ def test_the_pull_that_reads_a_shipment_settles_the_order_and_queues_its_push(
     order.refresh_from_db()
     assert (order.state, order.sync.status, order.sync.desired_version) == ("SHIPPED", "pending", 2)
 
-    # Reading the same fulfillment again stores nothing, settles nothing, queues nothing.
-    Order.objects.filter(pk=order.pk).update(platform_seller_updated_at=None)
+    # Listed again (the cursor overlap), the same fulfillment costs nothing: no request,
+    # no write, no event, no push.
     shipments = list(Shipment.objects.values_list("id", flat=True))
     last = last_event_id()
     with django_capture_on_commit_callbacks(execute=True):
         result = seller_pull(seller_id=connected_seller.id)
-    assert (result.fetched, result.changed, result.settled) == (1, 0, 0)
-    assert events_after(order, last) == [("pulled", "fulfillment unchanged")]
+    assert (result.listed, result.fetched, result.changed, result.settled) == (1, 0, 0, 0)
+    assert result.unchanged == 1
+    assert events_after(order, last) == []
     assert quiet_broker.pushes == [(order.id, None)]
     assert list(Shipment.objects.values_list("id", flat=True)) == shipments
     order.sync.refresh_from_db()
@@ -136,8 +138,8 @@ def test_each_changed_order_costs_the_same_few_queries_in_one_transaction(
     per_order = [counts[2][k] - counts[1][k] for k in (0, 1)]
     assert [counts[4][k] - counts[2][k] for k in (0, 1)] == [2 * n for n in per_order]
     queries, transactions = per_order
-    # 8 of the pull's own, plus the fulfillment read's call log (and access token).
-    assert queries <= 10
+    # The pull's own (the listing carries the fulfillment: no read, no call log row).
+    assert queries <= 9
     assert transactions == 1
 
 
@@ -195,11 +197,11 @@ def test_a_second_pull_with_nothing_new_makes_one_list_request_and_changes_nothi
     new_calls = list(PlatformCall.objects.order_by("id")[calls:])
     assert [(c.method, c.path.split("?")[0]) for c in new_calls] == [("GET", "/orders")]
     assert "seller_updated_after" in new_calls[0].path
-    assert result.listed == 1
-    assert result.fetched == 0
+    assert (result.listed, result.unchanged, result.fetched) == (1, 1, 0)
     assert SyncEvent.objects.count() == events
     assert list(Shipment.objects.values_list("id", flat=True)) == shipments
-    assert SellerPullState.objects.get().cursor == cursor
+    # The cursor is the start of the last complete pull (our clock), not a platform field.
+    assert SellerPullState.objects.get().cursor > cursor
     logged = [r for r in platform.requests() if r["request_id"] != since]
     assert logged  # the sandbox saw the listing too
 
@@ -241,8 +243,8 @@ def test_bad_fulfillment_is_reported_once_and_blocks_settlement(
     if code != "UNKNOWN_LINE":
         assert errors[0]["mp_line_number"] == "1"
 
-    # Pull again, even forcing a re-read of the same fulfillment: nothing new is posted.
-    Order.objects.filter(pk=order.pk).update(platform_seller_updated_at=None)
+    # Pull again, even forcing the same fulfillment to be stored again: nothing new is posted.
+    Order.objects.filter(pk=order.pk).update(fulfillment_digest="")
     seller_pull(seller_id=connected_seller.id)
     seller_pull(seller_id=connected_seller.id)
     assert len(platform.order("MP-BAD")["errors"]) == 1

@@ -66,6 +66,10 @@ def test_state_page_renders(alice: Api, sandbox: SandboxProcess) -> None:
     assert "HTML-1" in page.text
     assert "DHL" in page.text
     assert alice.access_token not in page.text
+    # People read sentences and tables, not Python's dict text.
+    assert "{&#x27;" not in page.text
+    assert "{'" not in page.text
+    assert "1 × 201" in page.text  # noqa: RUF001 — the PUT, counted by status
 
 
 def test_control_order_lookup_needs_seller_when_ambiguous(

@@ -80,9 +80,37 @@ class PullOutcome:
     report_due: bool
 
 
-def _digest(body: dict[str, Any]) -> str:
-    relevant = {"status": body.get("status"), "fulfillments": body.get("fulfillments")}
-    return hashlib.sha256(json.dumps(relevant, sort_keys=True, default=str).encode()).hexdigest()
+# What a digest covers of each line: the contract's fields that say what was shipped or
+# cancelled. Fields the platform may add later (the contract asks us to tolerate them)
+# and derived ones (status, pending) do not make an order look changed.
+_SHIPMENT_KEYS = ("quantity", "carrier", "tracking_number", "shipped_date", "tracking_url")
+_CANCELLATION_KEYS = ("quantity", "reason")
+
+
+def _canonical(items: Any, keys: tuple[str, ...]) -> list[Any]:
+    if not isinstance(items, list):
+        return [repr(items)] if items is not None else []
+    return [
+        {key: item.get(key) for key in keys} if isinstance(item, dict) else repr(item)
+        for item in items
+    ]
+
+
+def fulfillment_digest(body: dict[str, Any]) -> str:
+    """A fingerprint of what the seller shipped and cancelled, equal whether the lines
+    came from the order listing or from ``/fulfillments``."""
+    lines = body.get("fulfillments")
+    canonical = [
+        {
+            "mp_line_number": line.get("mp_line_number"),
+            "shipments": _canonical(line.get("shipments"), _SHIPMENT_KEYS),
+            "cancellations": _canonical(line.get("cancellations"), _CANCELLATION_KEYS),
+        }
+        if isinstance(line, dict)
+        else repr(line)
+        for line in (lines if isinstance(lines, list) else [lines])
+    ]
+    return hashlib.sha256(json.dumps(canonical, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def _event(
@@ -117,7 +145,7 @@ def order_fulfillment_apply(
 ) -> bool:
     """Store the pulled fulfillment of one order; returns True if anything changed."""
     now = timezone.now()
-    digest = _digest(body)
+    digest = fulfillment_digest(body)
     with transaction.atomic():
         order = _order_lock(order_id)
         _pulled_mark(order, seller_updated_at, now)
@@ -144,7 +172,7 @@ def order_fulfillment_pull(
     event shows it. No HTTP here: the caller fetched the body and reports problems after.
     """
     now = timezone.now()
-    digest = _digest(body)
+    digest = fulfillment_digest(body)
     with transaction.atomic():
         order = _order_lock(order_id)
         _pulled_mark(order, seller_updated_at, now)

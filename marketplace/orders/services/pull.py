@@ -1,34 +1,59 @@
-"""Pulling the sellers' fulfillments: list changed orders, fetch, store, report, settle.
+"""Pulling the sellers' fulfillments: list changed orders, store, report, settle.
+
+Cost follows change, not history
+--------------------------------
+The contract's listing filter is ``seller_updated_after``, but its order shape carries no
+per-order update time. So the cursor is *our* clock: the moment a pull asked for its
+first listing, saved only when that pull completes; the next pull lists orders changed
+after it, less ``PULL_CURSOR_OVERLAP`` (clock skew between us and the platform). An
+order the seller changed while a pull ran is listed again by the next one.
+
+Each listed order carries its ``fulfillments`` (the contract's order shape); their digest
+against the stored one decides whether anything changed, so an unchanged order re-listed
+by the overlap costs no request, no write and no event. ``/fulfillments`` is fetched only
+for a listed order that lacks them. If the platform does send ``seller_updated_at``, an
+equal stored value skips the order even sooner; it is never required.
+
+Surviving faults
+----------------
+A failed page or order is retried on its own with backoff (``PULL_ATTEMPTS``), sleeping
+out the seller's embargo (a 429/503 with a wait) when it is short. An order that still
+fails is remembered (``retry_numbers``) and fetched on its own by the next pull while
+this one goes on. A page that still fails stops the pull and keeps the listing's cursor
+of that page: the next pull resumes there instead of starting again from the oldest
+change. A seller whose pulls keep failing shows on the dashboard
+(``consecutive_failures``).
 
 Per seller, one pull at a time: a lease on the seller's ``SellerPullState`` row, taken
-with a conditional UPDATE (atomic on Postgres and SQLite, no lock held during HTTP), so
-a seller's slow pull never blocks another seller's. Pages are processed one at a time
-(bounded memory); the cursor (the platform's ``seller_updated_at`` of the last order
-processed) is saved after each page, and the next pull starts a little earlier
-(``PULL_CURSOR_OVERLAP``) so a clock skew at the platform cannot hide a change. Orders
-re-listed by the overlap with an unchanged ``seller_updated_at`` are skipped, so a pull
-with nothing new costs one listing request.
+with a conditional UPDATE (no lock held during HTTP).
 """
 
 from __future__ import annotations
 
 import logging
+import random
 import secrets
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from marketplace.orders.models import Order, SellerPullState, ValidationProblem
-from marketplace.orders.services.fulfillment import order_fulfillment_pull, order_problems_report
+from marketplace.orders.services.fulfillment import (
+    fulfillment_digest,
+    order_fulfillment_pull,
+    order_problems_report,
+)
 from marketplace.platform.calllog import platform_calls_buffered
 from marketplace.platform.client import PlatformClient
-from marketplace.platform.errors import PlatformError
+from marketplace.platform.errors import PlatformError, PlatformRateLimited, PlatformRejected
 from sellers.errors import SellerConnectionError
 from sellers.models import PlatformConnection
 
@@ -37,22 +62,46 @@ logger = logging.getLogger(__name__)
 # The first pull of a seller: every order the seller ever touched.
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
+T = TypeVar("T")
+
 
 @dataclass
 class PullResult:
     seller_id: int
     ran: bool = False
+    resumed: bool = False
+    completed: bool = False
     pages: int = 0
     listed: int = 0
+    unchanged: int = 0
     fetched: int = 0
     changed: int = 0
     reported: int = 0
     settled: int = 0
+    retried: int = 0  # page or order attempts repeated within this pull
+    failed_orders: list[str] = field(default_factory=list)
     error: str = ""
     settled_orders: list[str] = field(default_factory=list)
 
 
-def _pull_claim(*, seller_id: int) -> tuple[str, datetime | None] | None:
+@dataclass(frozen=True)
+class _Claim:
+    token: str
+    cursor: datetime | None
+    resume_cursor: str
+    resume_since: datetime | None
+    resume_started_at: datetime | None
+    retry_numbers: list[str]
+
+
+class _PullStopped(Exception):
+    """A page could not be read after its retries: the pull stops and resumes next time."""
+
+
+# --- the seller's pull state ------------------------------------------------------------
+
+
+def _pull_claim(*, seller_id: int) -> _Claim | None:
     now = timezone.now()
     try:
         state, _ = SellerPullState.objects.get_or_create(seller_id=seller_id)
@@ -71,40 +120,75 @@ def _pull_claim(*, seller_id: int) -> tuple[str, datetime | None] | None:
     )
     if not taken:
         return None
-    state.refresh_from_db(fields=["cursor"])
-    return token, state.cursor
+    state.refresh_from_db()
+    return _Claim(
+        token=token,
+        cursor=state.cursor,
+        resume_cursor=state.resume_cursor,
+        resume_since=state.resume_since,
+        resume_started_at=state.resume_started_at,
+        retry_numbers=[str(n) for n in state.retry_numbers or []],
+    )
 
 
-def _pull_checkpoint(*, seller_id: int, token: str, cursor: datetime | None) -> bool:
-    """Save the cursor after a page, only while we still hold the lease (and never backwards)."""
+def _pull_save(*, seller_id: int, token: str, **values: Any) -> bool:
+    """Save progress and extend the lease, only while we still hold it."""
     now = timezone.now()
-    with transaction.atomic():
-        state = (
-            SellerPullState.objects.select_for_update()
-            .filter(seller_id=seller_id, claim_token=token)
-            .first()
+    return bool(
+        SellerPullState.objects.filter(seller_id=seller_id, claim_token=token).update(
+            lease_until=now + timedelta(seconds=settings.PULL_LEASE_SECONDS),
+            updated_at=now,
+            **values,
         )
-        if state is None:
-            return False
-        if cursor is not None and (state.cursor is None or cursor > state.cursor):
-            state.cursor = cursor
-        state.lease_until = now + timedelta(seconds=settings.PULL_LEASE_SECONDS)
-        state.save(update_fields=["cursor", "lease_until", "updated_at"])
-    return True
+    )
 
 
-def _pull_release(*, seller_id: int, token: str, error: str) -> None:
+def _pull_release(*, seller_id: int, token: str, result: PullResult) -> None:
     now = timezone.now()
     values: dict[str, Any] = {
         "claim_token": "",
         "lease_until": None,
         "last_finished_at": now,
-        "last_error": error[:2000],
+        "last_error": result.error[:2000],
         "updated_at": now,
     }
-    if not error:
+    if result.error:
+        values["consecutive_failures"] = F("consecutive_failures") + 1
+    else:
         values["last_success_at"] = now
+        values["consecutive_failures"] = 0
     SellerPullState.objects.filter(seller_id=seller_id, claim_token=token).update(**values)
+
+
+# --- retries ------------------------------------------------------------------------------
+
+
+def _with_retries(call: Callable[[], T], result: PullResult) -> T:
+    """``call()``, tried up to ``PULL_ATTEMPTS`` times on transient platform errors.
+
+    The client sleeps out a short embargo itself; a longer one (PlatformRateLimited that
+    the client raised without sending) ends the retries at once: the wait is the
+    platform's to set, and the next pull comes after it.
+    """
+    attempts = max(1, settings.PULL_ATTEMPTS)
+    for attempt in range(1, attempts + 1):
+        try:
+            return call()
+        except PlatformError as exc:
+            held = isinstance(exc, PlatformRateLimited) and (exc.retry_after or 0) > (
+                settings.PULL_HOLD_MAX_WAIT
+            )
+            if not exc.transient or held or attempt == attempts:
+                raise
+            result.retried += 1
+            nominal = settings.PULL_RETRY_BASE * 2 ** (attempt - 1)
+            # The embargo (if the answer set one) is honoured by the client before the
+            # next attempt; this backoff spreads retries after plain failures.
+            time.sleep(nominal / 2 + random.random() * nominal / 2)
+    raise AssertionError("unreachable")
+
+
+# --- the pull -----------------------------------------------------------------------------
 
 
 def seller_pull(*, seller_id: int) -> PullResult:
@@ -117,36 +201,128 @@ def seller_pull(*, seller_id: int) -> PullResult:
     claim = _pull_claim(seller_id=seller_id)
     if claim is None:
         return result
-    token, cursor = claim
     result.ran = True
-    client = PlatformClient.for_connection(connection)
-    since = (cursor - settings.PULL_CURSOR_OVERLAP) if cursor else EPOCH
+    client = PlatformClient.for_connection(connection, hold_wait=settings.PULL_HOLD_MAX_WAIT)
     try:
-        for page in client.iter_order_pages(
-            seller_updated_after=since, page_size=settings.PULL_PAGE_SIZE
-        ):
-            # One call-log INSERT per page instead of one per request (no transaction
-            # is open here, so the records are written even if the page fails).
-            with platform_calls_buffered():
-                page_cursor = _pull_page(client, seller_id, page, result)
-            result.pages += 1
-            if not _pull_checkpoint(seller_id=seller_id, token=token, cursor=page_cursor):
-                result.error = "lost the pull lease"
-                return result
+        retry_numbers = _pull_retry_orders(client, seller_id, claim, result)
+        _pull_listing(client, seller_id, claim, retry_numbers, result)
         result.reported += _report_pending_problems(client, seller_id)
-    except (PlatformError, SellerConnectionError) as exc:
-        result.error = f"{type(exc).__name__}: {exc}"
+    except (PlatformError, SellerConnectionError, _PullStopped) as exc:
+        result.error = str(exc) if isinstance(exc, _PullStopped) else f"{type(exc).__name__}: {exc}"
         logger.warning("pull of seller %s stopped: %s", seller_id, result.error)
     finally:
-        _pull_release(seller_id=seller_id, token=token, error=result.error)
+        _pull_release(seller_id=seller_id, token=claim.token, result=result)
     return result
+
+
+def _pull_retry_orders(
+    client: PlatformClient, seller_id: int, claim: _Claim, result: PullResult
+) -> list[str]:
+    """Orders an earlier pull could not read: fetch each on its own. Returns those that
+    failed again."""
+    if not claim.retry_numbers:
+        return []
+    ours = {
+        order.mp_order_number: order
+        for order in Order.objects.filter(
+            seller_id=seller_id, mp_order_number__in=claim.retry_numbers
+        ).only("id", "mp_order_number", "fulfillment_digest", "platform_seller_updated_at")
+    }
+    failed = []
+    with platform_calls_buffered():
+        for number in claim.retry_numbers:
+            order = ours.get(number)
+            if order is not None and not _pull_order(client, order, None, result):
+                failed.append(number)
+    _pull_save(seller_id=seller_id, token=claim.token, retry_numbers=failed)
+    return failed
+
+
+def _pull_listing(
+    client: PlatformClient,
+    seller_id: int,
+    claim: _Claim,
+    retry_numbers: list[str],
+    result: PullResult,
+) -> None:
+    """List the orders changed since the cursor, page by page, resuming where an
+    interrupted pull stopped; on completion move the cursor to this pull's start."""
+    if claim.resume_cursor and claim.resume_since and claim.resume_started_at:
+        since, started, page_cursor = (
+            claim.resume_since,
+            claim.resume_started_at,
+            claim.resume_cursor,
+        )
+        result.resumed = True
+    else:
+        started = timezone.now()
+        since = (claim.cursor - settings.PULL_CURSOR_OVERLAP) if claim.cursor else EPOCH
+        page_cursor = None
+    failed = list(retry_numbers)
+    while True:
+        try:
+            page = _with_retries(
+                lambda cursor=page_cursor: client.list_orders(
+                    seller_updated_after=since, page_size=settings.PULL_PAGE_SIZE, cursor=cursor
+                ),
+                result,
+            )
+        except PlatformRejected:
+            if page_cursor is None or not result.resumed:
+                raise
+            # The saved cursor of an interrupted pull is no longer accepted (it is the
+            # platform's, opaque, and may expire): list from the start of that pull again.
+            logger.info("pull of seller %s: saved listing cursor refused, starting over", seller_id)
+            page_cursor, result.resumed = None, False
+            continue
+        except PlatformError as exc:
+            # Keep what this pull did and where it stands: the next one resumes here.
+            _pull_save(
+                seller_id=seller_id,
+                token=claim.token,
+                resume_cursor=page_cursor or "",
+                resume_since=since if page_cursor else None,
+                resume_started_at=started if page_cursor else None,
+                retry_numbers=failed,
+            )
+            tries = f" after {settings.PULL_ATTEMPTS} attempts" if exc.transient else ""
+            raise _PullStopped(f"listing page failed{tries}: {type(exc).__name__}: {exc}") from exc
+        with platform_calls_buffered():  # one call-log INSERT per page
+            failed += _pull_page(client, seller_id, page, result)
+        result.pages += 1
+        page_cursor = page.get("next_cursor") or None
+        if len(failed) > settings.PULL_RETRY_NUMBERS_MAX:
+            raise _PullStopped(f"{len(failed)} orders could not be read; the pull stops")
+        if page_cursor:
+            saved = _pull_save(
+                seller_id=seller_id,
+                token=claim.token,
+                resume_cursor=page_cursor,
+                resume_since=since,
+                resume_started_at=started,
+                retry_numbers=failed,
+            )
+        else:
+            saved = _pull_save(
+                seller_id=seller_id,
+                token=claim.token,
+                cursor=started,
+                resume_cursor="",
+                resume_since=None,
+                resume_started_at=None,
+                retry_numbers=failed,
+            )
+            result.completed = saved
+        if not saved:
+            raise _PullStopped("lost the pull lease")
+        if not page_cursor:
+            return
 
 
 def _pull_page(
     client: PlatformClient, seller_id: int, page: dict[str, Any], result: PullResult
-) -> datetime | None:
-    """Process one listing page; returns the newest seller_updated_at it held."""
-    newest: datetime | None = None
+) -> list[str]:
+    """Process one listing page; returns the numbers of the orders that failed."""
     entries = [entry for entry in page.get("orders") or [] if isinstance(entry, dict)]
     # One query for the page's orders, not one per listed order.
     ours = {
@@ -154,22 +330,36 @@ def _pull_page(
         for order in Order.objects.filter(
             seller_id=seller_id,
             mp_order_number__in=[str(e.get("mp_order_number") or "") for e in entries],
-        ).only("id", "mp_order_number", "platform_seller_updated_at")
+        ).only("id", "mp_order_number", "fulfillment_digest", "platform_seller_updated_at")
     }
+    failed = []
     for entry in entries:
         result.listed += 1
-        number = str(entry.get("mp_order_number") or "")
-        raw_updated = entry.get("seller_updated_at")
-        updated = parse_datetime(raw_updated) if isinstance(raw_updated, str) else None
-        if updated is not None:
-            newest = max(newest, updated) if newest else updated
-        order = ours.get(number)
+        order = ours.get(str(entry.get("mp_order_number") or ""))
         if order is None:
             continue  # not ours (placed by another marketplace or deleted here)
-        if updated is not None and order.platform_seller_updated_at == updated:
-            continue  # re-listed by the cursor overlap; nothing new
-        body = client.get_fulfillments(number)
-        result.fetched += 1
+        if not _pull_order(client, order, entry, result):
+            failed.append(order.mp_order_number)
+    return failed
+
+
+def _pull_order(
+    client: PlatformClient, order: Order, entry: dict[str, Any] | None, result: PullResult
+) -> bool:
+    """Bring one order's fulfillment up to date; False if it could not be read or stored."""
+    raw_updated = entry.get("seller_updated_at") if entry else None
+    updated = parse_datetime(raw_updated) if isinstance(raw_updated, str) else None
+    if updated is not None and order.platform_seller_updated_at == updated:
+        result.unchanged += 1
+        return True  # the platform says so itself (it need not send this field)
+    body = _listed_fulfillment(entry) if entry else None
+    try:
+        if body is None:
+            body = _with_retries(lambda: client.get_fulfillments(order.mp_order_number), result)
+            result.fetched += 1
+        if fulfillment_digest(body) == order.fulfillment_digest and updated is None:
+            result.unchanged += 1
+            return True  # re-listed by the overlap, or changed and changed back
         # Store, record the PULLED event and settle in one transaction (no HTTP inside).
         outcome = order_fulfillment_pull(
             order_id=order.id,
@@ -177,14 +367,48 @@ def _pull_page(
             seller_updated_at=updated,
             listed_seller_updated_at=raw_updated,
         )
-        if outcome.changed:
-            result.changed += 1
-        if outcome.report_due:
-            result.reported += order_problems_report(order_id=order.id, client=client)
-        if outcome.settled:
-            result.settled += 1
-            result.settled_orders.append(number)
-    return newest
+    except (PlatformError, SellerConnectionError) as exc:
+        if isinstance(exc, SellerConnectionError) or getattr(exc, "status", None) == 401:
+            raise  # the connection itself is gone: every other order would fail the same
+        logger.warning("pull: order %s not read: %s", order.mp_order_number, exc)
+        result.failed_orders.append(order.mp_order_number)
+        return False
+    if outcome.changed:
+        result.changed += 1
+    else:
+        result.unchanged += 1
+    if outcome.report_due:
+        result.reported += order_problems_report(order_id=order.id, client=client)
+    if outcome.settled:
+        result.settled += 1
+        result.settled_orders.append(order.mp_order_number)
+    return True
+
+
+def _listed_fulfillment(entry: dict[str, Any]) -> dict[str, Any] | None:
+    """The fulfillment body as ``/fulfillments`` would give it, from a listed order, or
+    None when the listing does not carry it (then it is fetched)."""
+    lines = entry.get("fulfillments")
+    if not isinstance(lines, list):
+        return None
+    return {"status": _fulfillment_status(lines), "fulfillments": lines}
+
+
+def _fulfillment_status(lines: list[Any]) -> str:
+    """The order's fulfillment status from its lines (the listing's ``status`` is the
+    order's status, in other words)."""
+    dicts = [line for line in lines if isinstance(line, dict)]
+    pending = [
+        (line.get("pending") or {}).get("quantity")
+        if isinstance(line.get("pending"), dict)
+        else None
+        for line in dicts
+    ]
+    if dicts and all(p == 0 for p in pending):
+        return "COMPLETE"
+    if any(line.get("shipments") or line.get("cancellations") for line in dicts):
+        return "PARTIALLY_FULFILLED"
+    return "PENDING"
 
 
 def _report_pending_problems(client: PlatformClient, seller_id: int, limit: int = 100) -> int:

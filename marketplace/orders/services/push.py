@@ -49,7 +49,9 @@ from django.utils import timezone
 from marketplace.orders.models import Order, OrderSync
 from marketplace.orders.payloads import order_payload
 from marketplace.orders.services import doorbell
+from marketplace.orders.services.outbox import push_enqueue
 from marketplace.orders.services.push_results import (
+    MAX_COUNTDOWN_SECONDS,
     SKIPPED,
     Claim,
     Events,
@@ -63,8 +65,6 @@ from sellers.models import PlatformConnection
 logger = logging.getLogger(__name__)
 
 Status = OrderSync.Status
-# A retry that fires a moment early (clock, countdown rounding) still counts as due.
-DUE_TOLERANCE = timedelta(seconds=1)
 
 
 # --- claiming ---------------------------------------------------------------------------
@@ -72,9 +72,11 @@ DUE_TOLERANCE = timedelta(seconds=1)
 
 def _due(now: datetime) -> Q:
     """Rows a drain may claim: pending or retrying, due, and not claimed by a live lease."""
-    return Q(
-        status__in=[Status.PENDING, Status.RETRYING], next_attempt_at__lte=now + DUE_TOLERANCE
-    ) & (Q(claim_token="") | Q(lease_until__lt=now))
+    # No tolerance: a retry due in a moment is not due yet. A platform's Retry-After of
+    # one second is a promise we keep, not a figure to round away.
+    return Q(status__in=[Status.PENDING, Status.RETRYING], next_attempt_at__lte=now) & (
+        Q(claim_token="") | Q(lease_until__lt=now)
+    )
 
 
 def _skip_reason(sync: OrderSync, now: datetime, force: bool) -> str | None:
@@ -89,7 +91,7 @@ def _skip_reason(sync: OrderSync, now: datetime, force: bool) -> str | None:
         sync.status == Status.RETRYING
         and not force
         and sync.next_attempt_at
-        and sync.next_attempt_at > now + DUE_TOLERANCE
+        and sync.next_attempt_at > now
     ):
         return "not due"  # its own wake-up or the sweeper comes back
     return None
@@ -124,6 +126,12 @@ def _push_claim(
                 claimable.append(sync)
                 continue
             verdicts[sync.order_id] = SKIPPED
+            if reason == "not due" and sync.next_attempt_at is not None:
+                # Woken a moment early (another host's clock, a broker's rounding):
+                # come back when it is due rather than wait for the sweeper.
+                early = (sync.next_attempt_at - now).total_seconds()
+                if early <= MAX_COUNTDOWN_SECONDS:
+                    push_enqueue(order_id=sync.order_id, countdown=early)
             live_claim = sync.claim_token and sync.lease_until and sync.lease_until > now
             if reason == "up to date" and sync.status != Status.SYNCED and not live_claim:
                 sync.status = Status.SYNCED

@@ -1,0 +1,112 @@
+"""A 429/503 with a wait holds every call for that seller: across batches, pulls, workers."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from marketplace.orders.models import OrderSync
+from marketplace.orders.services.push import order_push, orders_push_drain
+from marketplace.platform.client import PlatformClient
+from marketplace.platform.embargo import embargo_remaining, embargo_set, seller_holder
+from marketplace.platform.errors import PlatformRateLimited
+from tests.marketplace.conftest import Platform, make_order
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(params=["redis", "database"])
+def embargo_store(request: pytest.FixtureRequest, settings: Any) -> str:
+    """Both homes of the embargo: Redis when configured, the database otherwise."""
+    if request.param == "redis":
+        if not settings.REDIS_URL:
+            pytest.skip("REDIS_URL is not set")
+        from marketplace.redis_client import redis_client
+
+        for key in redis_client().scan_iter("embargo:*"):
+            redis_client().delete(key)
+    else:
+        settings.REDIS_URL = ""
+    return request.param
+
+
+def test_an_embargo_only_ever_grows(embargo_store: str, seller: Any) -> None:
+    assert embargo_remaining(holder=seller_holder(seller.id)) == 0
+    embargo_set(holder=seller_holder(seller.id), seconds=3)
+    embargo_set(holder=seller_holder(seller.id), seconds=0.5)  # a shorter wait does not cut it
+    assert 2.5 < embargo_remaining(holder=seller_holder(seller.id)) <= 3.01
+    embargo_set(holder=seller_holder(seller.id), seconds=5)
+    assert 4.5 < embargo_remaining(holder=seller_holder(seller.id)) <= 5.01
+
+
+def puts(platform: Platform) -> list[dict[str, Any]]:
+    return platform.requests(endpoint="put_order")
+
+
+def test_after_a_429_no_call_for_that_seller_is_sent_until_retry_after_has_passed(
+    embargo_store: str, platform: Platform, connected_seller: Any, quiet_broker: Any
+) -> None:
+    first, second = make_order("MP-E1"), make_order("MP-E2")
+    platform.sandbox.set_faults(endpoint="put_order", kind="429", count=1, retry_after=2)
+    assert order_push(order_id=first.id) == "retrying"
+    refused_at = time.monotonic()
+    sent = len(puts(platform))
+
+    # Another batch (a drain, as another worker would run it) holds the seller's orders
+    # without calling, and schedules them for when the wait is over.
+    orders_push_drain(seconds=5)
+    assert len(puts(platform)) == sent
+    for order in (first, second):
+        sync = OrderSync.objects.get(order=order)
+        assert sync.status == "retrying"
+        assert sync.next_attempt_at is not None
+    # A pull for the same seller waits too (its client may sleep out a short hold only).
+    client = PlatformClient.for_connection(connected_seller.connection)
+    with pytest.raises(PlatformRateLimited) as held:
+        client.list_orders(page_size=10)
+    assert held.value.code == "held"
+    assert platform.requests(endpoint="list_orders") == []
+
+    patient = PlatformClient.for_connection(connected_seller.connection, hold_wait=3)
+    patient.list_orders(page_size=10)
+    assert time.monotonic() - refused_at >= 1.9
+    assert len(platform.requests(endpoint="list_orders")) == 1
+
+
+def test_a_503_that_says_when_to_come_back_holds_the_seller_too(
+    embargo_store: str, platform: Platform, connected_seller: Any, quiet_broker: Any
+) -> None:
+    order = make_order("MP-E3")
+    platform.sandbox.set_faults(endpoint="put_order", kind="503", count=1, retry_after=2)
+    assert order_push(order_id=order.id) == "retrying"
+    assert embargo_remaining(holder=seller_holder(connected_seller.id)) > 1.5
+    sync = OrderSync.objects.get(order=order)
+    # The backoff never brings the retry before the platform's word.
+    assert (sync.next_attempt_at - sync.updated_at).total_seconds() >= 2
+
+
+def test_a_retry_due_in_a_moment_is_not_due_yet(
+    platform: Platform,
+    connected_seller: Any,
+    quiet_broker: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    order = make_order("MP-E4")
+    OrderSync.objects.filter(order=order).update(
+        status="retrying", next_attempt_at=timezone.now() + timedelta(milliseconds=800)
+    )
+    assert orders_push_drain(seconds=1) == 0
+    # A wake-up that comes early (another host's clock) does not push either: it asks to
+    # come back when the retry is due.
+    with django_capture_on_commit_callbacks(execute=True):
+        assert order_push(order_id=order.id) == "skipped"
+    assert puts(platform) == []
+    assert quiet_broker.pushes
+    assert quiet_broker.pushes[-1][0] == order.id
+    assert 0 < quiet_broker.pushes[-1][1] <= 0.8
