@@ -10,8 +10,17 @@ COPY requirements.txt .
 RUN pip install --no-cache-dir -r requirements.txt
 
 COPY . .
-# collectstatic needs settings to import; the values here are build-time placeholders only.
-RUN DJANGO_ENV=development python manage.py collectstatic --noinput -v 0
+# collectstatic runs with the production settings, so it writes the manifest that
+# production's static file storage reads (without it every page fails). Settings need
+# values to import: these are public placeholders for this one command, not kept in the
+# image; the real ones come from the environment at run time.
+RUN DJANGO_ENV=production SECRET_KEY=build-time-placeholder-not-used-at-run-time \
+    ALLOWED_HOSTS=localhost DATABASE_URL=sqlite:////tmp/build.sqlite3 \
+    REDIS_URL=redis://localhost:6379/0 APP_BASE_URL=http://localhost \
+    PLATFORM_BASE_URL=http://localhost/api/v1 PLATFORM_CLIENT_ID=build \
+    PLATFORM_CLIENT_SECRET=build EMAIL_URL=smtp://localhost \
+    TOKEN_ENCRYPTION_KEYS=YnVpbGQtdGltZS1vbmx5LW5vdC1hLXNlY3JldC1rZXk= \
+    python manage.py collectstatic --noinput -v 0
 
 RUN useradd --create-home app && mkdir -p /app/var && chown -R app /app/var
 USER app

@@ -20,6 +20,8 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Exchange, Queue
 
+from marketplace.config_checks import fernet_keys, production_email
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
 
@@ -39,6 +41,7 @@ ENV_VARS = (
     "APP_PORT",
     "SANDBOX_PORT",
     "PLATFORM_BASE_URL",
+    "PLATFORM_API_BASE_URL",
     "PLATFORM_CLIENT_ID",
     "PLATFORM_CLIENT_SECRET",
     "PLATFORM_REDIRECT_URL",
@@ -49,6 +52,7 @@ ENV_VARS = (
     "LOG_LEVEL",
     "CELERY_DATA_DIR",
     "PUSH_SEND_CONCURRENCY",
+    "PULL_INTERVAL_SECONDS",
 )
 
 DJANGO_ENV = env.str("DJANGO_ENV", default="development")
@@ -70,6 +74,7 @@ _DEV_SECRETS = {
 }
 _REQUIRED_IN_PRODUCTION = (
     *_DEV_SECRETS,
+    "EMAIL_URL",
     "ALLOWED_HOSTS",
     "DATABASE_URL",
     "REDIS_URL",
@@ -108,13 +113,20 @@ PLATFORM_CLIENT_SECRET = _secret("PLATFORM_CLIENT_SECRET")
 PLATFORM_REDIRECT_URL = env.str(
     "PLATFORM_REDIRECT_URL", default=f"{APP_BASE_URL}/sellers/connection/callback/"
 )
+# The Authentication and Platform API groups (API token in x-api-key): one base for both.
+PLATFORM_API_BASE_URL = env.str(
+    "PLATFORM_API_BASE_URL", default=f"http://127.0.0.1:{SANDBOX_PORT}/api.php"
+).rstrip("/")
+# Requests per second per API user to those groups, shared by every worker.
+PLATFORM_API_RATE_PER_SECOND = 5.0
 PLATFORM_CONNECT_TIMEOUT = 5.0
 PLATFORM_READ_TIMEOUT = 20.0
 
-# Fernet keys, comma-separated: the first encrypts, all decrypt (key rotation).
-TOKEN_ENCRYPTION_KEYS = [
-    k.strip() for k in _secret("TOKEN_ENCRYPTION_KEYS").split(",") if k.strip()
-]
+# Fernet keys, comma-separated: the first encrypts, all decrypt (key rotation). An
+# empty or malformed entry stops the start (naming the variable, never the key).
+TOKEN_ENCRYPTION_KEYS = fernet_keys(
+    _secret("TOKEN_ENCRYPTION_KEYS"), name="TOKEN_ENCRYPTION_KEYS"
+)
 # Refresh access tokens that expire within this window (beat sweep), and on use
 # when they expire within the leeway.
 TOKEN_REFRESH_WINDOW = timedelta(minutes=10)
@@ -149,6 +161,15 @@ PLATFORM_LIST_RATE_PER_SECOND = 2.0
 PULL_PAGE_SIZE = 50
 PULL_CURSOR_OVERLAP = timedelta(minutes=2)  # re-read a little: clocks drift
 PULL_LEASE_SECONDS = 300.0
+# How often beat pulls every connected seller (shipments reach buyers this late at most).
+PULL_INTERVAL_SECONDS = env.float("PULL_INTERVAL_SECONDS", default=90.0)
+# A pull retries a failed page or order on its own, this many times, backing off from
+# PULL_RETRY_BASE seconds; it sleeps out a platform embargo of up to PULL_HOLD_MAX_WAIT.
+PULL_ATTEMPTS = 4
+PULL_RETRY_BASE = 0.5
+PULL_HOLD_MAX_WAIT = 10.0
+PULL_RETRY_NUMBERS_MAX = 1000  # more failed orders than this: the pull does not complete
+PULL_FAILING_AFTER = 3  # pulls in a row that failed before the dashboard flags the seller
 
 # The overview reads whole-table aggregates from a snapshot a beat job refreshes every
 # 30 s; older than this, the page computes them itself. 0: always compute (tests).
@@ -163,10 +184,16 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    # The intake API's docs page serves the Swagger UI that django-ninja ships (as static
+    # files) only when "ninja" is an installed app; otherwise it loads it from a CDN.
+    "ninja",
+    "csp",
+    "axes",
     "sellers",
     "marketplace.platform",
     "marketplace.orders",
     "marketplace.dashboard",
+    "marketplace.catalog",
 ]
 
 MIDDLEWARE = [
@@ -178,6 +205,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Last, as django-axes requires: it turns a locked-out sign-in into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "marketplace.urls"
@@ -220,6 +250,21 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Sign-in throttling (django-axes): failures are counted in the database, so the web
+# processes share them without a shared cache (django-ratelimit would need one; the
+# development stack has none). Five wrong passwords for one username from one address
+# lock that pair out for 15 minutes; the pair, not the username alone, so nobody can
+# lock a seller out of their account from elsewhere. A success clears the count.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = 5
+AXES_COOLOFF_TIME = timedelta(minutes=15)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "sellers/locked_out.html"
+AXES_VERBOSE = False
 LOGIN_URL = "sellers:login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "sellers:login"
@@ -234,6 +279,11 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # Catalog feed files the platform delivers, kept until ingested and pruned.
+    "catalog_feeds": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": str(VAR_DIR / "feeds")},
+    },
     "staticfiles": {
         "BACKEND": (
             "whitenoise.storage.CompressedManifestStaticFilesStorage"
@@ -247,6 +297,10 @@ STORAGES = {
 # Console backend in development: warnings to sellers show in the `make run` output.
 EMAIL_CONFIG = env.email_url("EMAIL_URL", default="consolemail://")
 vars().update(EMAIL_CONFIG)
+if PRODUCTION:
+    production_email(
+        raw_url=env.str("EMAIL_URL"), backend=EMAIL_CONFIG["EMAIL_BACKEND"], name="EMAIL_URL"
+    )
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="marketplace@example.com")
 
 # --- Security ----------------------------------------------------------------------
@@ -255,6 +309,23 @@ SESSION_COOKIE_SAMESITE = "Lax"  # the OAuth callback is a top-level GET: Lax ke
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
+# Content-Security-Policy (django-csp): every page loads scripts, styles, images and
+# data only from this app; no inline script or style, no frames. The Connect form's
+# redirect to the platform is a navigation, which these directives do not restrict.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        # Swagger UI and the admin draw a few icons as data: URLs.
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "font-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
 if PRODUCTION:
     SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
@@ -283,7 +354,9 @@ else:
     _broker_dir.mkdir(parents=True, exist_ok=True)
     (CELERY_DATA_DIR / "processed").mkdir(parents=True, exist_ok=True)
     (CELERY_DATA_DIR / "control").mkdir(parents=True, exist_ok=True)
-    CELERY_BROKER_URL = "filesystem://"
+    # A host in the URL, though the transport ignores it: with none, kombu logs
+    # "No hostname was supplied" on every connection (each command, worker and beat).
+    CELERY_BROKER_URL = "filesystem://localhost/"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir),
         "data_folder_out": str(_broker_dir),
@@ -309,7 +382,7 @@ CELERY_TIMEZONE = "UTC"
 # dedicated workers per queue); sweepers stay on the default queue.
 CELERY_TASK_QUEUES = tuple(
     Queue(name, Exchange(name, type="direct"), routing_key=name)
-    for name in ("celery", "push", "pull", "tokens")
+    for name in ("celery", "push", "pull", "tokens", "catalog")
 )
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_ROUTES = {
@@ -317,8 +390,12 @@ CELERY_TASK_ROUTES = {
     "marketplace.orders.tasks.orders_push_drain_task": {"queue": "push"},
     "marketplace.orders.tasks.seller_pull_task": {"queue": "pull"},
     "sellers.tasks.connection_refresh_task": {"queue": "tokens"},
+    # A 100 000-row feed takes a while: its own queue, so it never delays pushes.
+    "marketplace.catalog.tasks.feed_run_ingest_task": {"queue": "catalog"},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(CELERY_DATA_DIR / "celerybeat-schedule")
+# beat opens its schedule file at start whatever the broker: its folder must exist.
+CELERY_DATA_DIR.mkdir(parents=True, exist_ok=True)
 # Periodic jobs: each is a thin task over a service, and each is safe to run late or twice.
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "refresh-expiring-tokens": {
@@ -336,11 +413,21 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     },
     "seller-pull-fan-out": {
         "task": "marketplace.orders.tasks.seller_pull_fan_out_task",
-        "schedule": 90.0,
+        "schedule": PULL_INTERVAL_SECONDS,
     },
     "dashboard-activity-snapshot": {
         "task": "marketplace.dashboard.tasks.activity_snapshot_task",
         "schedule": 30.0,
+    },
+    # Catalog: re-queue feed files whose ingestion wake-up was lost; read each feed's
+    # delivery status at the platform (waits while the API user needs to sign in).
+    "catalog-feed-run-sweep": {
+        "task": "marketplace.catalog.tasks.feed_run_sweep_task",
+        "schedule": 60.0,
+    },
+    "catalog-feed-status-sweep": {
+        "task": "marketplace.catalog.tasks.feed_status_sweep_task",
+        "schedule": 300.0,
     },
     "platform-call-prune": {
         "task": "marketplace.orders.tasks.platform_call_prune_task",
@@ -371,6 +458,8 @@ LOGGING = {
     "loggers": {
         "django.db.backends": {"level": "INFO"},
         "urllib3": {"level": "WARNING"},
+        # django-axes logs every sign-in at INFO; lockouts come at WARNING.
+        "axes": {"level": "WARNING"},
         # runserver's request lines carry the OAuth callback's ?code=…: route them
         # through the redacting handler instead of Django's default one.
         "django.server": {"handlers": ["console"], "level": "INFO", "propagate": False},

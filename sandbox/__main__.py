@@ -24,6 +24,17 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="ship AWAITING_SHIPMENT orders automatically after N seconds (off by default)",
     )
+    serve.add_argument(
+        "--additive-fields",
+        action="store_true",
+        help="add fields the contract does not name to every answer (tolerance tests)",
+    )
+    serve.add_argument(
+        "--retry-grace-seconds",
+        type=float,
+        default=None,
+        help="in-flight grace after a 429/503 before an early retry counts (default 0.15)",
+    )
 
     client = commands.add_parser("register-client", help="create or update a marketplace client")
     client.add_argument("--db", dest="sub_db")
@@ -37,6 +48,18 @@ def _parser() -> argparse.ArgumentParser:
     seller.add_argument("--username", required=True)
     seller.add_argument("--password", required=True)
     seller.add_argument("--name", default="")
+
+    api_user = commands.add_parser("create-api-user", help="create or update an order-API user")
+    api_user.add_argument("--db", dest="sub_db")
+    api_user.add_argument("--seller", required=True, help="the seller account it belongs to")
+    api_user.add_argument("--username", required=True)
+    api_user.add_argument("--password", required=True)
+    api_user.add_argument("--client-id", help="numeric client id (default: kept or made up)")
+
+    demo = commands.add_parser(
+        "seed-demo", help="the Platform API's demo data: API user, accounts, 2 000-row catalogs"
+    )
+    demo.add_argument("--db", dest="sub_db")
 
     commands.add_parser("migrate", help="create or upgrade the sandbox database").add_argument(
         "--db", dest="sub_db"
@@ -71,6 +94,10 @@ def _serve(args: argparse.Namespace) -> None:
     connections.close_all()
     if args.auto_ship_seconds is not None:
         os.environ["SANDBOX_AUTO_SHIP_SECONDS"] = str(args.auto_ship_seconds)
+    if args.additive_fields:
+        os.environ["SANDBOX_ADDITIVE_FIELDS"] = "1"
+    if args.retry_grace_seconds is not None:
+        os.environ["SANDBOX_RETRY_GRACE_SECONDS"] = str(args.retry_grace_seconds)
     argv = [
         sys.executable,
         "-m",
@@ -121,6 +148,23 @@ def main(argv: list[str] | None = None) -> None:
 
         seller = seller_upsert(username=args.username, password=args.password, name=args.name)
         print(f"seller {seller.username} ready")
+    elif args.command == "create-api-user":
+        from sandbox.models import Seller
+        from sandbox.orders_v2.tokens import api_user_upsert
+
+        owner = Seller.objects.filter(username=args.seller).first()
+        if owner is None:
+            raise SystemExit(f"no seller {args.seller!r}: create-seller first")
+        user = api_user_upsert(
+            seller=owner, username=args.username, password=args.password, client_id=args.client_id
+        )
+        print(f"order-API user {user.username} (client id {user.client_id}) for {args.seller}")
+    elif args.command == "seed-demo":
+        from sandbox.catalog.demo import demo_seed
+
+        seeded = demo_seed()
+        dbs = ", ".join(f"{a['account_name']} (db {a['db_id']})" for a in seeded["accounts"])
+        print(f"Platform API user {seeded['api_user']} ({seeded['email']}); {dbs}")
 
 
 if __name__ == "__main__":

@@ -16,10 +16,22 @@ SECRET_KEY = os.environ.get("SANDBOX_SECRET_KEY", "sandbox-local-simulator-not-a
 DEBUG = os.environ.get("SANDBOX_DEBUG", "") == "1"
 ALLOWED_HOSTS = ["*"]
 
-INSTALLED_APPS = ["sandbox.apps.SandboxConfig"]
+INSTALLED_APPS = [
+    "sandbox.apps.SandboxConfig",
+    "sandbox.orders_v2.apps.OrdersV2Config",
+    # Issue 12: the Authentication API and the Platform API's exports.
+    "sandbox.auth_api.apps.AuthApiConfig",
+    "sandbox.catalog.apps.CatalogConfig",
+    "sandbox.exports.apps.ExportsConfig",
+]
 
 MIDDLEWARE = [
     "sandbox.request_log.RequestLogMiddleware",
+    # Before the faults: it sees every arrival and every 429/503 they answer.
+    "sandbox.retry_watch.RetryWatchMiddleware",
+    # The same for /api.php, per API token (x-api-key).
+    "sandbox.api_php.token_waits.TokenWaitsMiddleware",
+    "sandbox.additive_fields.AdditiveFieldsMiddleware",
     "sandbox.faults.FaultMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -1,8 +1,11 @@
 from django.urls import path
 
-from sandbox import control_views, inspection_views, oauth_views, order_views
+from sandbox import control_views, history_seed, inspection_views, oauth_views, order_views
+from sandbox.api_php import urls as platform_urls
+from sandbox.orders_v2 import urls as v2_urls
 
 urlpatterns = [
+    *v2_urls.urlpatterns,
     path("health", control_views.health, name="health"),
     # The platform's interface.
     path("api/v1/authorize", oauth_views.authorize, name="authorize"),
@@ -21,9 +24,11 @@ urlpatterns = [
     path("sandbox/api/state", inspection_views.state, name="sandbox_state"),
     path("sandbox/api/requests", inspection_views.requests_log, name="sandbox_requests"),
     path("sandbox/api/orders", inspection_views.orders, name="sandbox_orders"),
+    path("sandbox/api/orders/history", history_seed.order_history, name="sandbox_history"),
     path("sandbox/api/orders/<str:mp_order_number>", inspection_views.order, name="sandbox_order"),
     path("sandbox/api/errors", inspection_views.errors, name="sandbox_errors"),
     path("sandbox/api/grants", inspection_views.grants_view, name="sandbox_grants"),
+    path("sandbox/api/violations", inspection_views.violations_view, name="sandbox_violations"),
     path("sandbox/api/reset", control_views.reset, name="sandbox_reset"),
     path("sandbox/api/clients", control_views.clients, name="sandbox_clients"),
     path("sandbox/api/sellers", control_views.sellers, name="sandbox_sellers"),
@@ -40,6 +45,12 @@ urlpatterns = [
     path("sandbox/api/rotation", control_views.rotation, name="sandbox_rotation"),
     path("sandbox/api/auto-ship", control_views.auto_ship, name="sandbox_auto_ship"),
     path(
+        "sandbox/api/additive-fields",
+        control_views.additive_fields,
+        name="sandbox_additive_fields",
+    ),
+    path("sandbox/api/retry-grace", control_views.retry_grace, name="sandbox_retry_grace"),
+    path(
         "sandbox/api/orders/<str:mp_order_number>/ship",
         control_views.order_ship,
         name="sandbox_order_ship",
@@ -55,3 +66,6 @@ urlpatterns = [
         name="sandbox_order_acknowledge",
     ),
 ]
+
+# Issue 12: the Authentication and Platform APIs (/api.php), their control API and pages.
+urlpatterns += platform_urls.urlpatterns

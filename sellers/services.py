@@ -112,7 +112,7 @@ def connection_authorization_start(*, seller: Seller, actor: Actor) -> Authoriza
     connection_event_record(
         seller_id=seller.id,
         kind=Kind.CONNECT_STARTED,
-        detail="sent to the platform to authorize",
+        detail="Sent to the platform to sign in and approve access.",
         actor=actor,
     )
     return AuthorizationStart(url=oauth.authorization_url(state=state), state_hash=state_hash)
@@ -233,15 +233,22 @@ def connection_grant_store(
             seller_id=seller.id,
             kind=Kind.CONNECTED,
             actor=actor,
-            detail="reconnected: the new grant replaced the previous one"
-            if previous != State.NOT_CONNECTED
-            else "connected",
+            detail=_connected_detail(previous),
         )
         logger.info("seller %s connected (generation %s)", seller.id, connection.generation)
         transaction.on_commit(
             partial(connection_live.send, sender=PlatformConnection, connection=connection)
         )
     return connection
+
+
+def _connected_detail(previous: str) -> str:
+    """The timeline's sentence for a new grant, by what there was before it."""
+    if previous in (State.CONNECTED, State.NEEDS_REAUTH):
+        return "Seller reconnected: the new authorization replaced the previous one."
+    if previous == State.DISCONNECTED:
+        return "Connected again after a disconnect; orders are sent to the platform."
+    return "Connected for the first time; orders are sent to the platform from now on."
 
 
 # --- refresh ----------------------------------------------------------------------------------
@@ -319,6 +326,7 @@ def connection_refresh(
     force: bool = False,
     stale_token_fingerprint: str | None = None,
     seen_generation: int | None = None,
+    actor: Actor = None,
 ) -> PlatformConnection:
     """Refresh the access token unless another caller already did (row lock + re-read).
 
@@ -358,8 +366,11 @@ def connection_refresh(
                 refresh_token=connection.refresh_token, seller_id=connection.seller_id
             )
         except PlatformAuthError as exc:
-            reason = f"the platform refused the refresh ({exc.code or exc.status or 'auth'})"
-            _connection_lose(connection, reason=reason, now=now)
+            reason = (
+                "The platform refused to renew the authorization "
+                f"({exc.code or exc.status or 'auth'})."
+            )
+            _connection_lose(connection, reason=reason, now=now, actor=actor)
             failure = ReauthorizationRequired(reason)
         except PlatformError as exc:
             connection.last_error = f"{type(exc).__name__}: {exc}"[:500]
@@ -367,7 +378,9 @@ def connection_refresh(
             connection_event_record(
                 seller_id=connection.seller_id,
                 kind=Kind.REFRESH_FAILED,
-                detail=f"will retry: {type(exc).__name__}: {exc}",
+                detail=f"The platform could not renew the access token now; retrying later "
+                f"({type(exc).__name__}: {exc}).",
+                actor=actor,
             )
             failure = TokenRefreshUnavailable(str(exc), retry_after=exc.retry_after)
         else:
@@ -392,8 +405,9 @@ def connection_refresh(
             connection_event_record(
                 seller_id=connection.seller_id,
                 kind=Kind.REFRESHED,
-                detail="access token refreshed; "
-                + ("new refresh token stored" if rotated else "refresh token unchanged"),
+                detail="Access token renewed"
+                + ("; the platform also issued a new refresh token." if rotated else "."),
+                actor=actor,
             )
             logger.info(
                 "seller %s token refreshed (generation %s)",
@@ -451,16 +465,16 @@ def connection_disconnect(*, connection_id: int, actor: Actor) -> PlatformConnec
             connection.generation += 1
         connection.last_error = ""
         connection.save()
-        who = "seller"
+        who = "the seller"
         if actor is not None and getattr(actor, "is_staff", False):
-            who = f"staff ({actor.get_username()})"
+            who = f"marketplace staff ({actor.get_username()})"
         elif actor is None:
-            who = "the system"
+            who = "the marketplace"
         connection_event_record(
             seller_id=connection.seller_id,
             kind=Kind.DISCONNECTED,
             actor=actor,
-            detail=f"disconnected by {who}; stored tokens wiped",
+            detail=f"Disconnected by {who}; the stored tokens were deleted.",
         )
     return connection
 
@@ -534,7 +548,7 @@ def refresh_token_expiry_sweep(*, now: datetime | None = None) -> ExpirySweepRes
                 expires = connection.refresh_token_expires_at
                 if connection.state == State.CONNECTED and expires and expires <= now:
                     _connection_lose(
-                        connection, reason="the platform authorization expired", now=now
+                        connection, reason="The platform authorization expired.", now=now
                     )
                     result.lapsed += 1
         if len(ids) < batch_size:
@@ -570,7 +584,8 @@ def refresh_token_expiry_sweep(*, now: datetime | None = None) -> ExpirySweepRes
                     connection_event_record(
                         seller_id=connection.seller_id,
                         kind=Kind.WARNING_SENT,
-                        detail=f"authorization expires in {days} day(s) or less; seller e-mailed",
+                        detail=f"The authorization expires within {days} day"
+                        f"{'s' if days != 1 else ''}; the seller was e-mailed.",
                     )
                     transaction.on_commit(
                         partial(
@@ -621,7 +636,7 @@ def token_keys_rotate(
                 connection_event_record(
                     seller_id=connection.seller_id,
                     kind=Kind.KEY_ROTATED,
-                    detail="stored tokens re-encrypted with the current key",
+                    detail="Stored tokens re-encrypted with the current key.",
                 )
                 changed += 1
         done += len(ids)

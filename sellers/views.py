@@ -82,9 +82,11 @@ def portal(request: HttpRequest) -> HttpResponse:
     context = _connection_context(request)
     context["events"] = selectors.connection_events_for_seller(seller=request.seller, limit=5)
     # Imported here: orders depend on sellers, not the other way round, except this page.
+    from marketplace.dashboard.selectors import seller_todo
     from marketplace.orders.selectors import order_sync_status_counts
 
     counts = order_sync_status_counts(seller_id=request.seller.id)
+    context["todo"] = seller_todo(seller=request.seller)
     context["order_counts"] = counts
     context["order_total"] = sum(counts.values())
     context["order_waiting"] = (
@@ -111,10 +113,20 @@ def connection_connect(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
-@seller_required
 @never_cache
 @sensitive_variables()
 def connection_callback(request: HttpRequest) -> HttpResponse:
+    if not request.user.is_authenticated:
+        # login_required would bounce through the login page with the unspent code and
+        # the state in its ?next= URL: into the Location header, the browser history and
+        # every access log on the way. Nothing of them is kept; the seller starts again.
+        return render(request, "sellers/callback_signed_out.html", status=403)
+    return _connection_callback(request)
+
+
+@seller_required
+@sensitive_variables()
+def _connection_callback(request: HttpRequest) -> HttpResponse:
     try:
         services.connection_authorization_complete(
             seller=request.seller,
@@ -155,6 +167,14 @@ def connection_disconnect(request: HttpRequest) -> HttpResponse:
     own = get_object_or_404(
         PlatformConnection, id=form.cleaned_data["connection_id"], seller=request.seller
     )
+    # Asked first, as staff actions are: the browser's confirm() sets confirmed=yes;
+    # without JavaScript the first POST gets a confirmation page instead.
+    if request.POST.get("confirmed") != "yes":
+        return render(request, "sellers/disconnect_confirm.html", {"connection": own})
     services.connection_disconnect(connection_id=own.id, actor=request.user)
-    messages.info(request, "Disconnected. The stored authorization was deleted.")
+    messages.info(
+        request,
+        "Disconnected. The authorization stored here was deleted; new orders wait until "
+        "you connect again.",
+    )
     return redirect("sellers:connection")

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
@@ -80,3 +81,65 @@ def test_production_secrets_in_compose_have_no_defaults() -> None:
     environment = COMPOSE["services"]["web"]["environment"]
     for name in ("SECRET_KEY", "PLATFORM_CLIENT_SECRET", "TOKEN_ENCRYPTION_KEYS"):
         assert ":?" in environment[name], f"{name} must be required, not defaulted"
+
+
+COMPOSE_TEXT = (ROOT / "docker-compose.yml").read_text()
+ENV_EXAMPLE = ROOT / ".env.example"
+REQUIRED = set(re.findall(r"\$\{([A-Z_]+):\?", COMPOSE_TEXT))
+
+
+def _env_example() -> dict[str, str]:
+    pairs = (
+        line.split("=", 1)
+        for line in ENV_EXAMPLE.read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    )
+    return {name.strip(): value.strip() for name, value in pairs}
+
+
+def test_published_ports_listen_on_localhost_only() -> None:
+    # The sandbox's control API has no authentication: never on every interface.
+    published = {name: service.get("ports", []) for name, service in COMPOSE["services"].items()}
+    assert published["web"]
+    assert published["sandbox"]
+    for name, ports in published.items():
+        for port in ports:
+            assert str(port).startswith("127.0.0.1:"), f"{name} publishes {port}"
+
+
+def test_no_password_is_written_into_compose() -> None:
+    postgres = COMPOSE["services"]["postgres"]["environment"]
+    assert postgres["POSTGRES_PASSWORD"].startswith("${POSTGRES_PASSWORD:?")
+    database_url = COMPOSE["services"]["web"]["environment"]["DATABASE_URL"]
+    assert "${POSTGRES_PASSWORD:?" in database_url
+    assert "EMAIL_URL" in REQUIRED  # production refuses console mail: no default
+    for name in ("SECRET_KEY", "PLATFORM_CLIENT_SECRET", "TOKEN_ENCRYPTION_KEYS"):
+        assert name in REQUIRED
+
+
+def test_env_example_has_a_placeholder_for_every_required_variable() -> None:
+    example = _env_example()
+    assert set(example) >= REQUIRED, sorted(REQUIRED - set(example))
+    for name in REQUIRED:
+        assert "change-me" in example[name], f"{name} must be a placeholder, not a value"
+    # Every variable it sets is read by compose.
+    assert set(example) <= set(re.findall(r"\$\{([A-Z_]+)", COMPOSE_TEXT))
+    assert ".env" in (ROOT / ".gitignore").read_text().split()
+
+
+def test_env_example_placeholders_do_not_start_production() -> None:
+    # A forgotten placeholder is not a working key: the app refuses it at start.
+    from marketplace.config_checks import fernet_keys
+
+    with pytest.raises(ImproperlyConfigured, match="TOKEN_ENCRYPTION_KEYS"):
+        fernet_keys(_env_example()["TOKEN_ENCRYPTION_KEYS"], name="TOKEN_ENCRYPTION_KEYS")
+
+
+def test_the_image_collects_static_files_for_production_and_leaves_secrets_out() -> None:
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    # Production's storage reads the manifest that only a production collectstatic writes.
+    collect = next(part for part in dockerfile.split("\nRUN ") if "manage.py collectstatic" in part)
+    assert "DJANGO_ENV=production" in collect
+    assert "EMAIL_URL=smtp://" in collect
+    ignored = (ROOT / ".dockerignore").read_text().split()
+    assert ".env" in ignored

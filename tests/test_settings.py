@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from cryptography.fernet import Fernet
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -22,6 +23,7 @@ PRODUCTION_ENV = {
     "PLATFORM_CLIENT_ID": "mp-123",
     "PLATFORM_CLIENT_SECRET": "s3cret-from-vault",
     "TOKEN_ENCRYPTION_KEYS": Fernet.generate_key().decode(),
+    "EMAIL_URL": "smtp+tls://mailer:mail-pass@smtp.example.com:587",
 }
 
 
@@ -59,3 +61,52 @@ def test_production_settings_pass_check_deploy() -> None:
     result = _manage("check", "--deploy", "--fail-level", "WARNING", env=PRODUCTION_ENV)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+
+
+# A key that looks like one but decodes to 31 bytes, and one that is not base64 at all.
+SHORT_KEY = "c2hvcnQta2V5LXRoYXQtaXMtb25seS0zMS1ieXRlcw=="
+NOT_A_KEY = "my-secret-passphrase"
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [",", " , ", NOT_A_KEY, f"{PRODUCTION_ENV['TOKEN_ENCRYPTION_KEYS']},{SHORT_KEY}"],
+    ids=["only-a-comma", "blank-entries", "not-base64", "second-key-too-short"],
+)
+def test_production_refuses_an_empty_or_malformed_token_key_without_printing_it(
+    keys: str,
+) -> None:
+    # Given production settings whose TOKEN_ENCRYPTION_KEYS holds no usable key list
+    result = _manage("check", env={**PRODUCTION_ENV, "TOKEN_ENCRYPTION_KEYS": keys})
+    # Then the process does not start, names the variable, and never echoes a key
+    assert result.returncode != 0
+    assert "TOKEN_ENCRYPTION_KEYS" in result.stderr
+    output = result.stdout + result.stderr
+    for key in (SHORT_KEY, NOT_A_KEY, PRODUCTION_ENV["TOKEN_ENCRYPTION_KEYS"]):
+        assert key not in output
+
+
+def test_production_without_email_url_names_it() -> None:
+    env = {k: v for k, v in PRODUCTION_ENV.items() if k != "EMAIL_URL"}
+    result = _manage("check", env=env)
+    assert result.returncode != 0
+    assert "Production configuration is incomplete" in result.stderr
+    assert "EMAIL_URL" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "url", ["consolemail://", "dummymail://", "memorymail://", "filemail:///tmp/mail"]
+)
+def test_production_refuses_e_mail_that_goes_nowhere(url: str) -> None:
+    # Given production with seller notices going to the console, nowhere or a file
+    result = _manage("check", env={**PRODUCTION_ENV, "EMAIL_URL": url})
+    # Then it does not start, and says EMAIL_URL must be an SMTP URL
+    assert result.returncode != 0
+    assert "EMAIL_URL must be an SMTP URL in production" in result.stderr
+
+
+def test_the_smtp_password_in_email_url_is_not_printed_when_refused() -> None:
+    env = {**PRODUCTION_ENV, "EMAIL_URL": "consolemail://user:hunter2-secret@x"}
+    result = _manage("check", env=env)
+    assert result.returncode != 0
+    assert "hunter2-secret" not in result.stdout + result.stderr

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 
 from marketplace.dashboard.selectors import SELLER_SORTS
-from marketplace.orders.models import OrderSync
+from marketplace.orders.models import Order, OrderSync
 from sellers.models import PlatformConnection
 
 
@@ -24,14 +24,19 @@ class SellerFilterForm(forms.Form):
 
 class OrderFilterForm(forms.Form):
     q = forms.CharField(required=False, max_length=128, label="Order number")
+    state = forms.ChoiceField(
+        required=False, choices=[("", "Any state"), *Order.State.choices], label="State"
+    )
     status = forms.ChoiceField(
         required=False, choices=[("", "Any sync status"), *OrderSync.Status.choices], label="Sync"
     )
+    problems = forms.BooleanField(required=False, label="Has open problems")
     seller = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
 
 
 class PortalOrderSearchForm(forms.Form):
     q = forms.CharField(required=False, max_length=128, label="Order number")
+    problems = forms.BooleanField(required=False, label="Only orders with problems to fix")
 
 
 def cleaned(form: forms.Form) -> dict:

@@ -7,15 +7,17 @@ per-row counts are correlated subqueries (``annotate``), never a query per row.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db.models import (
     Count,
+    Exists,
     F,
     IntegerField,
+    Min,
     OuterRef,
     Q,
     QuerySet,
@@ -104,10 +106,11 @@ class Overview:
     oldest_pull_success_at: datetime | None
     never_pulled: int
     pull_errors: int
-    activity_at: datetime
+    activity_at: datetime  # when the snapshot numbers were computed (``now``: live)
     chart: list[HourBucket]
     needs_reauth: list[Seller]
     failed_orders: list[Order]
+    failing_pulls: list[SellerPullState]
 
     @property
     def push_lag(self) -> timedelta | None:
@@ -193,26 +196,65 @@ def calls_per_hour(*, now: datetime, hours: int = CHART_HOURS) -> list[HourBucke
     return buckets
 
 
+# Every status but synced: the orders someone may have to act on. Few, however many
+# orders were synced, and read through the (status, next_attempt_at) index.
+ATTENTION_STATUSES = (
+    SyncStatus.PENDING,
+    SyncStatus.RETRYING,
+    SyncStatus.WAITING_FOR_CONNECTION,
+    SyncStatus.FAILED,
+)
+
+
+@dataclass(frozen=True)
+class SyncAttention:
+    counts: dict[str, int]
+    pushes_due: int
+    oldest_due_push_at: datetime | None
+
+
+def sync_attention_get(*, now: datetime) -> SyncAttention:
+    """Live counts of the not-yet-synced orders and the push lag, in one query."""
+    due = Q(status=SyncStatus.PENDING) | Q(status=SyncStatus.RETRYING, next_attempt_at__lte=now)
+    row = OrderSync.objects.filter(status__in=ATTENTION_STATUSES).aggregate(
+        **{status: Count("id", filter=Q(status=status)) for status in ATTENTION_STATUSES},
+        due=Count("id", filter=due),
+        oldest=Min("next_attempt_at", filter=due),
+    )
+    return SyncAttention(
+        counts={status: row[status] for status in ATTENTION_STATUSES},
+        pushes_due=row["due"],
+        oldest_due_push_at=row["oldest"],
+    )
+
+
 def overview_get(*, now: datetime) -> Overview:
+    """The overview. The cards people act on (connections, orders not synced, push lag,
+    the lists) are read live; the rest comes from the activity snapshot (``activity_at``)."""
     # Imported here: activity builds on this module's tallies and chart.
     from marketplace.dashboard.activity import activity_current
 
     activity = activity_current(now=now)
-    connections, sellers_total = connection_tallies(activity.connection_counts)
+    connections, sellers_total = connection_tallies(connection_state_counts())
+    attention = sync_attention_get(now=now)
+    sync_counts = [
+        Tally(t.value, t.label, attention.counts.get(t.value, t.count), t.badge)
+        for t in activity.sync_counts
+    ]
     return Overview(
         now=now,
         connections=connections,
         sellers_total=sellers_total,
         access_expiring=activity.access_expiring,
         refresh_expiring=activity.refresh_expiring,
-        sync_counts=activity.sync_counts,
-        orders_total=sum(t.count for t in activity.sync_counts),
+        sync_counts=sync_counts,
+        orders_total=sum(t.count for t in sync_counts),
         calls_24h=activity.calls_24h,
         failed_calls_24h=activity.failed_calls_24h,
         push_failures_24h=activity.push_failures_24h,
         activity_at=activity.computed_at,
-        pushes_due=activity.pushes_due,
-        oldest_due_push_at=activity.oldest_due_push_at,
+        pushes_due=attention.pushes_due,
+        oldest_due_push_at=attention.oldest_due_push_at,
         oldest_pull_success_at=activity.oldest_pull_success_at,
         never_pulled=activity.never_pulled,
         pull_errors=activity.pull_errors,
@@ -229,6 +271,12 @@ def overview_get(*, now: datetime) -> Overview:
             order_list(sync_status=SyncStatus.FAILED)
             .filter(sync__next_attempt_at__isnull=True)
             .order_by("-sync__updated_at")[:ATTENTION_LIMIT]
+        ),
+        # Sellers whose pulls failed several times in a row (indexed, limited).
+        failing_pulls=list(
+            SellerPullState.objects.filter(consecutive_failures__gte=settings.PULL_FAILING_AFTER)
+            .select_related("seller")
+            .order_by("-consecutive_failures", "seller_id")[:ATTENTION_LIMIT]
         ),
     )
 
@@ -325,14 +373,29 @@ def _open_problems_count() -> Coalesce:
     )
 
 
+def _with_open_problems(orders: QuerySet[Order]) -> QuerySet[Order]:
+    return orders.filter(
+        Exists(ValidationProblem.objects.filter(order=OuterRef("pk"), resolved_at__isnull=True))
+    )
+
+
 def order_list_for_staff(
-    *, search: str = "", sync_status: str = "", seller_id: int | None = None
+    *,
+    search: str = "",
+    sync_status: str = "",
+    seller_id: int | None = None,
+    state: str = "",
+    has_problems: bool = False,
 ) -> QuerySet[Order]:
     orders = order_list(seller_id=seller_id, sync_status=sync_status or None).annotate(
         open_problems=_open_problems_count()
     )
     if search:
         orders = orders.filter(mp_order_number__icontains=search)
+    if state:
+        orders = orders.filter(state=state)
+    if has_problems:
+        orders = _with_open_problems(orders)
     return orders
 
 
@@ -382,22 +445,12 @@ def order_history(*, order_id: int, limit: int = 100) -> list[SyncEvent]:
     return list(SyncEvent.objects.filter(order_id=order_id).order_by("-created_at", "-id")[:limit])
 
 
-def pretty_json(value: Any) -> str:
-    """Indented JSON for people; text that is not JSON is shown as it is."""
-    if value in (None, ""):
-        return ""
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return value
-    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
-
-
 # --- the seller's own orders (portal) --------------------------------------------------------
 
 
-def seller_order_list(*, seller: Seller, search: str = "") -> QuerySet[Order]:
+def seller_order_list(
+    *, seller: Seller, search: str = "", has_problems: bool = False
+) -> QuerySet[Order]:
     """One seller's orders with sync row, shipments and open-problem count (for a page)."""
     orders = (
         Order.objects.filter(seller=seller)
@@ -408,7 +461,38 @@ def seller_order_list(*, seller: Seller, search: str = "") -> QuerySet[Order]:
     )
     if search:
         orders = orders.filter(mp_order_number__icontains=search)
+    if has_problems:
+        orders = _with_open_problems(orders)
     return orders
+
+
+@dataclass(frozen=True)
+class ProblemToFix:
+    problem: ValidationProblem
+    title: str
+
+
+@dataclass(frozen=True)
+class SellerTodo:
+    """What the portal home leads with: the seller's open problems, newest first."""
+
+    problems: list[ProblemToFix]
+    problems_total: int
+    orders_with_problems: int
+
+
+def seller_todo(*, seller: Seller, limit: int = ATTENTION_LIMIT) -> SellerTodo:
+    # Imported here: problem_help imports the orders' validation codes only.
+    from marketplace.dashboard.problem_help import problem_help
+
+    open_problems = ValidationProblem.objects.filter(order__seller=seller, resolved_at__isnull=True)
+    totals = open_problems.aggregate(n=Count("id"), orders=Count("order", distinct=True))
+    rows = open_problems.select_related("order").order_by("-first_seen_at", "-id")[:limit]
+    return SellerTodo(
+        problems=[ProblemToFix(problem, problem_help(problem.code).title) for problem in rows],
+        problems_total=totals["n"],
+        orders_with_problems=totals["orders"],
+    )
 
 
 def seller_order_get(*, seller: Seller, order_id: int) -> Order | None:

@@ -77,7 +77,7 @@ def staff_seller_failed_retry(*, seller: Seller, actor: AbstractBaseUser) -> Sta
     still_failed = OrderSync.objects.filter(
         order__seller_id=seller.id, status=OrderSync.Status.FAILED
     ).count()
-    result = f"Retried {queued} failed push(es)."
+    result = f"Retried {queued} failed push{'es' if queued != 1 else ''}."
     if queued and still_failed:
         result += f" {still_failed} failed again."
     return _record(
@@ -99,10 +99,13 @@ def staff_connection_refresh(*, seller: Seller, actor: AbstractBaseUser) -> Staf
     else:
         try:
             fresh = connection_refresh(
-                connection_id=connection.id, force=True, seen_generation=connection.generation
+                connection_id=connection.id,
+                force=True,
+                seen_generation=connection.generation,
+                actor=actor,
             )
         except ReauthorizationRequired as exc:
-            result = f"The platform refused the grant; the seller must reconnect ({exc})."
+            result = f"The platform refused the authorization; the seller must reconnect. {exc}"
         except ConnectionNotLive:
             result = f"Not refreshed: the connection is {connection.get_state_display().lower()}."
         except TokenRefreshUnavailable as exc:

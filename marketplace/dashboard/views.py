@@ -16,6 +16,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
@@ -23,6 +24,7 @@ from marketplace.dashboard import selectors, services
 from marketplace.dashboard.access import staff_required
 from marketplace.dashboard.charts import chart_legend, hourly_bars_svg
 from marketplace.dashboard.forms import OrderFilterForm, SellerFilterForm, cleaned
+from marketplace.dashboard.json_display import json_for_people
 from marketplace.dashboard.models import StaffAction
 from marketplace.orders.models import Order, OrderSync
 from sellers.models import PlatformConnection, Seller
@@ -132,6 +134,9 @@ def seller_detail(request: HttpRequest, seller_id: int) -> HttpResponse:
     seller = _seller_or_404(seller_id)
     context = _seller_status_context(seller)
     context.update(
+        failed_count=next(
+            (t.count for t in context["sync_counts"] if t.value == OrderSync.Status.FAILED), 0
+        ),
         events=selectors.seller_connection_events(seller_id=seller.id),
         page=_page(request, selectors.order_list_for_staff(seller_id=seller.id)),
         calls=selectors.seller_recent_calls(seller_id=seller.id),
@@ -161,6 +166,8 @@ def order_list(request: HttpRequest) -> HttpResponse:
         search=(params["q"] or "").strip(),
         sync_status=params["status"] or "",
         seller_id=params["seller"],
+        state=params["state"] or "",
+        has_problems=bool(params["problems"]),
     )
     return render(
         request,
@@ -187,8 +194,8 @@ def order_detail(request: HttpRequest, order_id: int) -> HttpResponse:
         lines=selectors.line_fulfillments(order),
         problems=list(order.problems.all()),
         calls=selectors.order_calls(order=order),
-        payload=selectors.pretty_json(sync.last_payload if sync else None),
-        response=selectors.pretty_json(sync.last_response if sync else None),
+        payload=json_for_people(sync.last_payload if sync else None),
+        response=json_for_people(sync.last_response if sync else None),
         actions=selectors.staff_actions_for(order_id=order.id),
     )
     return render(request, "dashboard/order_detail.html", context)
@@ -236,6 +243,12 @@ def _confirmed_action(
     With JavaScript the button's ``confirm()`` sets ``confirmed=yes`` before the POST;
     without it the first POST lands here unconfirmed and gets this small page instead.
     """
+    # A button elsewhere (the overview's Retry) brings the user back where they were.
+    next_url = request.POST.get("next", "")
+    if next_url and url_has_allowed_host_and_scheme(
+        next_url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        back_url = next_url
     if request.POST.get("confirmed") != "yes":
         return render(
             request,

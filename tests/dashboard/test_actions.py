@@ -90,7 +90,7 @@ def test_retry_all_failed_pushes_of_a_seller(
     response = staff_client.post(
         f"/dashboard/sellers/{seller.id}/retry-failed/", {"confirmed": "yes"}, follow=True
     )
-    assert "Retried 2 failed push(es)." in response.content.decode()
+    assert "Retried 2 failed pushes." in response.content.decode()
     assert {sync_status(failing_order), sync_status(second)} == {"synced"}
 
 

@@ -9,7 +9,7 @@ from django.test import Client
 
 from marketplace.orders.models import Order, Shipment, ValidationProblem
 from sellers.models import Seller
-from tests.dashboard.builders import PASSWORD, World, build_world
+from tests.dashboard.builders import World, build_world
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +22,7 @@ def world(db: Any) -> World:
 @pytest.fixture
 def owner(world: World) -> Client:
     client = Client()
-    assert client.login(username=world.sellers[0].user.username, password=PASSWORD)
+    client.force_login(world.sellers[0].user)  # sign-in itself: tests/sellers
     return client
 
 
@@ -64,7 +64,9 @@ def test_order_list_shows_sync_status_tracking_links_and_problem_count(
         '<a href="https://www.ups.com/track?tracknum=1Z999AA10123456784" target="_blank" '
         'rel="noopener" class="tracking">1Z999AA10123456784</a>' in body
     )
-    assert "On the platform" in body  # a synced order, in the seller's words
+    # The seller's orders are pending, retrying and waiting: in the seller's words
+    assert "Sending…" in body
+    assert "Waiting for your connection" in body
     assert "1 to fix" in body
     assert 'id="connection-summary"' in body  # the connection card of the portal
     assert 'href="/sellers/connection/"' in body

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from django.contrib.auth import authenticate, get_user_model
 from django.core.management import call_command
+from django.test import RequestFactory
 
 from sellers.models import Seller
 
@@ -20,14 +21,15 @@ def test_seed_demo_creates_demo_users_idempotently(capsys: pytest.CaptureFixture
     out = capsys.readouterr().out
     assert "admin / admin-demo-pass" in out
     assert "seller / seller-demo-pass" in out
-    admin = authenticate(username="admin", password="admin-demo-pass")
+    # Sign-in throttling (django-axes) needs the request whose address it counts.
+    request = RequestFactory().post("/sellers/login/")
+    admin = authenticate(request, username="admin", password="admin-demo-pass")
     assert admin is not None
     assert admin.is_staff
     assert admin.is_superuser
-    assert authenticate(username="seller", password="seller-demo-pass").seller.display_name == (
-        "Demo Seller"
-    )
-    assert authenticate(username="seller2", password="seller2-demo-pass") is not None
+    seller = authenticate(request, username="seller", password="seller-demo-pass")
+    assert seller.seller.display_name == "Demo Seller"
+    assert authenticate(request, username="seller2", password="seller2-demo-pass") is not None
     assert get_user_model().objects.count() == 3
     assert Seller.objects.count() == 2
 

@@ -95,8 +95,14 @@ def test_seller_disconnects_own_connection(
     seller_client: Client, seller: Seller, platform: Platform
 ) -> None:
     connection = connect_via_sandbox(platform, seller)
+    # The first POST (no JavaScript confirm) only asks
+    response = seller_client.post(reverse("sellers:disconnect"), {"connection_id": connection.id})
+    assert "Disconnect from the platform?" in response.content.decode()
+    assert PlatformConnection.objects.get(id=connection.id).state == "connected"
     response = seller_client.post(
-        reverse("sellers:disconnect"), {"connection_id": connection.id}, follow=True
+        reverse("sellers:disconnect"),
+        {"connection_id": connection.id, "confirmed": "yes"},
+        follow=True,
     )
     assert response.status_code == 200
     assert "Disconnected" in response.content.decode()

@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 from django import template
 from django.utils import timezone
 
+from marketplace.dashboard.json_display import JsonText, json_for_people
 from marketplace.dashboard.selectors import CONNECTION_BADGES, SYNC_BADGES
 
 register = template.Library()
@@ -73,3 +74,38 @@ def web_url(value: str) -> str:
     except ValueError:
         return ""
     return value.strip() if parts.scheme in ("http", "https") and parts.netloc else ""
+
+
+@register.filter
+def json_excerpt(value: str) -> JsonText:
+    """A stored response excerpt, indented and marked when it was cut short."""
+    return json_for_people(value)
+
+
+# The platform's codes, as a sentence fragment a seller reads (the code stays in a tooltip).
+FULFILLMENT_WORDS = {
+    "UNFULFILLED": "nothing shipped yet",
+    "PARTIALLY_FULFILLED": "partly shipped",
+    "FULFILLED": "everything shipped",
+}
+CANCEL_REASON_WORDS = {
+    "customer_cancelled": "the buyer cancelled",
+    "unable_to_ship": "could not be shipped",
+    "out_of_stock": "out of stock",
+    "price_error": "price error",
+    "tax_error": "tax error",
+    "shipping_price_error": "shipping price error",
+    "other": "other reason",
+}
+
+
+@register.filter
+def fulfillment_words(code: str) -> str:
+    """``PARTIALLY_FULFILLED`` → "partly shipped"; an unknown code is shown as it is."""
+    return FULFILLMENT_WORDS.get((code or "").upper(), (code or "").replace("_", " ").lower())
+
+
+@register.filter
+def cancel_reason_words(code: str) -> str:
+    """``out_of_stock`` → "out of stock"; an unknown code in plain letters."""
+    return CANCEL_REASON_WORDS.get(code or "", (code or "").replace("_", " "))

@@ -49,6 +49,8 @@ class Command(BaseCommand):
             + "".join(f"\n  seller:  {u} / {p}  ({n})" for u, p, n in SELLERS)
             + "\n  at the platform sandbox, approve as: "
             + f"{SANDBOX_SELLER[0]} / {SANDBOX_SELLER[1]}"
+            + "\n  Platform API user (staff: Dashboard → Catalog → Platform API access): "
+            + "marketplace-api / marketplace-api-pass, code in the sandbox's outbox"
         )
 
     @transaction.atomic
@@ -85,6 +87,9 @@ class Command(BaseCommand):
                 "--password", SANDBOX_SELLER[1],
                 "--name", "Demo Seller",
             ],
+            # The Platform API's demo data (issue 12): the API user marketplace-api and one
+            # account + catalog database per demo seller, named like the sellers here.
+            ["seed-demo"],
         ]  # fmt: skip
         for command in commands:
             done = subprocess.run(

@@ -1,0 +1,41 @@
+"""``celery beat`` starts on a fresh checkout whatever the broker (its schedule folder
+did not exist when REDIS_URL was set, and beat crashed)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs a Redis broker (REDIS_URL)")
+def test_beat_starts_with_redis_and_no_data_folder_yet(tmp_path: Path) -> None:
+    # Given a Redis broker and a data folder that does not exist yet
+    data_dir = tmp_path / "fresh" / "celery"
+    env = {**os.environ, "CELERY_DATA_DIR": str(data_dir), "DJANGO_ENV": "development"}
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    # When beat starts
+    beat = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "marketplace", "beat", "--loglevel", "INFO"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        # Then it writes its schedule there and keeps running
+        deadline = time.monotonic() + 30
+        while not list(data_dir.glob("celerybeat-schedule*")) and beat.poll() is None:
+            assert time.monotonic() < deadline, "beat wrote no schedule file in 30 s"
+            time.sleep(0.2)
+        assert beat.poll() is None, beat.communicate()[0]
+    finally:
+        beat.terminate()
+        beat.wait(timeout=20)
