@@ -8,9 +8,15 @@
    staff actions and 24 hours of platform call log.
 3. The app under ``runserver --noreload`` on a free port (a subprocess).
 4. Debian's Chromium through Playwright signs in as staff and as a seller and saves
-   ``overview.png``, ``seller.png``, ``order.png`` and ``portal.png``.
+   ``overview.png``, ``seller.png``, ``sellers.png``, ``orders.png``, ``order.png``,
+   ``api-docs.png``, ``portal.png``, ``portal-home.png`` and ``portal-phone.png``, and
+   the catalog: ``catalog.png`` (staff, one seller's feed and runs), ``catalog-run.png``
+   (a run with rejected rows) and ``portal-listings.png``.
+5. A sandbox process (its own temporary database, demo data from ``seed-demo``, one
+   order placed and shipped) for ``sandbox.png``, ``sandbox-v2.png`` and
+   ``sandbox-platform.png``.
 
-Nothing talks to a platform: the pages only read the database. The demo "tokens" are
+The app's pages talk to no platform: they only read the database. The demo "tokens" are
 made-up strings encrypted with the development key, in a database deleted afterwards.
 """
 
@@ -27,7 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -375,6 +381,165 @@ def seed() -> None:
     )
 
 
+def seed_catalog() -> None:
+    """The portal seller's catalog: a linked database, a feed, runs and listings."""
+    from django.contrib.auth import get_user_model
+    from django.utils import timezone
+
+    from marketplace.catalog.models import CatalogSource, FeedRun, Listing, PlatformApiAccess
+    from sellers.models import Seller
+
+    now = timezone.now()
+    admin = get_user_model().objects.get(username=STAFF[0])
+    seller = Seller.objects.get(user__username=PORTAL_SELLER[0])
+    PlatformApiAccess.objects.update_or_create(
+        defaults={
+            "state": PlatformApiAccess.State.ACTIVE,
+            "username": "marketplace-api",
+            "token_name": "marketplace-development",
+            "signed_in_at": now - timedelta(days=3),
+            "signed_in_by": admin,
+        }
+    )
+    CatalogSource.objects.create(
+        seller=seller,
+        account_id="1",
+        account_name="Nordic Ceramics AB",
+        db_id="1",
+        db_name="Nordic Ceramics products",
+        linked_at=now - timedelta(days=3),
+        linked_by=admin,
+        feed_state=CatalogSource.FeedState.ACTIVE,
+        export_id="7",
+        feed_key="demo-feed-key",
+        feed_username="feed-nordic",
+        file_name="marketplace-feed.csv.gz",
+        cron="15 */6 * * *",
+        provisioned_at=now - timedelta(days=3),
+        platform_status="success",
+    )
+    runs = [
+        (FeedRun.Status.SUCCEEDED, now - timedelta(hours=6), 5, 5, 0, 0, []),
+        (
+            FeedRun.Status.SUCCEEDED,
+            now - timedelta(minutes=20),
+            6,
+            1,
+            1,
+            1,
+            [{"line": 7, "sku": "", "reason": "sku is required"}],
+        ),
+    ]
+    for status, at, rows, created, updated, rejected, rejections in runs:
+        run = FeedRun.objects.create(
+            seller=seller,
+            status=status,
+            started_at=at,
+            finished_at=at + timedelta(seconds=2),
+            duration_ms=1840,
+            file_path="feeds/demo.csv.gz",
+            file_bytes=48_213,
+            compression="gzip",
+            rows=rows,
+            created=created,
+            updated=updated,
+            rejected=rejected,
+            rejections=rejections,
+        )
+        FeedRun.objects.filter(pk=run.pk).update(received_at=at)
+    FeedRun.objects.create(
+        seller=seller,
+        status=FeedRun.Status.FAILED,
+        started_at=now - timedelta(hours=12),
+        finished_at=now - timedelta(hours=12),
+        file_path="feeds/truncated.csv.gz",
+        file_bytes=1_024,
+        compression="gzip",
+        error="the file is not a complete gzip stream (truncated?); nothing was changed",
+    )
+    for index, (sku, title, price) in enumerate(PRODUCTS):
+        Listing.objects.create(
+            seller=seller,
+            sku=sku,
+            title=title,
+            brand="Nordic Ceramics",
+            gtin=f"735000000{index:04d}",
+            price=Decimal(price),
+            quantity=0 if index == 3 else 12 + index * 5,
+            active=index != 4,
+            image_link=f"https://example.com/img/{sku.lower()}.jpg",
+            link=f"https://nordic-ceramics.example/p/{sku.lower()}",
+        )
+
+
+def sandbox_capture(out: Path) -> list[Path]:
+    """The sandbox's own pages, from a sandbox process with its demo data."""
+    import requests
+    from playwright.sync_api import sync_playwright
+
+    from tests.sandbox_process import SandboxProcess
+
+    shots = []
+    with SandboxProcess() as sandbox:
+        subprocess.run(
+            [sys.executable, "-m", "sandbox", "seed-demo", "--db", str(sandbox.db_path)],
+            cwd=REPO_DIR,
+            check=True,
+            capture_output=True,
+        )
+        sandbox.register_client("demo-marketplace", "demo-secret", "http://127.0.0.1/cb/")
+        sandbox.create_seller("demo-seller", "demo-seller-pass", name="Demo Seller")
+        token = sandbox.mint_tokens("demo-marketplace", "demo-seller")["access_token"]
+        for number in ("MP-1001", "MP-1002", "MP-1003"):
+            requests.put(
+                f"{sandbox.api_url}/orders/{number}",
+                json=_sandbox_order(number),
+                headers={"Authorization": f"Bearer {token}"},
+                timeout=10,
+            ).raise_for_status()
+        sandbox.ship("MP-1001", carrier="UPS")
+        sandbox.ship("MP-1002", lines=[{"mp_line_number": "1", "quantity": 1}])
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path=CHROMIUM_PATH, args=["--no-sandbox", "--disable-gpu"]
+            )
+            page = browser.new_page(viewport=VIEWPORT, device_scale_factor=1)
+            for name, path in (
+                ("sandbox.png", "/sandbox/"),
+                ("sandbox-v2.png", "/sandbox/v2/"),
+                ("sandbox-platform.png", "/sandbox/platform/"),
+            ):
+                page.goto(sandbox.base_url + path)
+                page.wait_for_load_state("networkidle")
+                page.screenshot(path=str(out / name), full_page=False)
+                shots.append(out / name)
+            browser.close()
+    return shots
+
+
+def _sandbox_order(number: str) -> dict[str, Any]:
+    purchased = datetime.now(UTC) - timedelta(days=1)
+    return {
+        "mp_order_number": number,
+        "sales_channel": "EU",
+        "purchase_date": purchased.isoformat(),
+        "currency": "EUR",
+        "marketplace_state": "AWAITING_SHIPMENT",
+        "customer": {"full_name": "Ada Lovelace", "email": "ada@example.com"},
+        "shipping_address": {
+            "full_name": "Ada Lovelace",
+            "address1": "12 Analytical Row",
+            "city": "London",
+            "postal_code": "N1 7AA",
+            "country_code": "GBR",
+        },
+        "order_lines": [
+            {"mp_line_number": "1", "sku": "MUG-STONE", "quantity": 2, "unit_price": 18.0},
+            {"mp_line_number": "2", "sku": "TEAPOT", "quantity": 1, "unit_price": 38.9},
+        ],
+    }
+
+
 def wait_until_up(url: str, process: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -400,11 +565,13 @@ def sign_in(page: Any, base: str, username: str, password: str) -> None:
 def capture(base: str, out: Path) -> list[Path]:
     from playwright.sync_api import sync_playwright
 
+    from marketplace.catalog.models import FeedRun
     from marketplace.orders.models import Order
     from sellers.models import Seller
 
     demo_seller = Seller.objects.get(user__username=PORTAL_SELLER[0])
     failed = Order.objects.filter(sync__status="failed").order_by("id").first()
+    run_with_rejections = FeedRun.objects.filter(rejected__gt=0).first()
     shots = []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
@@ -417,9 +584,14 @@ def capture(base: str, out: Path) -> list[Path]:
             ("overview.png", "/dashboard/"),
             ("seller.png", f"/dashboard/sellers/{demo_seller.id}/"),
             ("sellers.png", "/dashboard/sellers/"),
+            ("orders.png", "/dashboard/orders/?problems=on"),
+            ("api-docs.png", "/api/intake/docs"),
         ]
         if failed is not None:
             pages.append(("order.png", f"/dashboard/orders/{failed.id}/"))
+        pages.append(("catalog.png", f"/dashboard/catalog/sellers/{demo_seller.id}/"))
+        if run_with_rejections is not None:
+            pages.append(("catalog-run.png", f"/dashboard/catalog/runs/{run_with_rejections.id}/"))
         for name, path in pages:
             page.goto(base + path)
             page.wait_for_load_state("networkidle")
@@ -429,10 +601,21 @@ def capture(base: str, out: Path) -> list[Path]:
         context = browser.new_context(viewport=VIEWPORT, device_scale_factor=1)
         page = context.new_page()
         sign_in(page, base, *PORTAL_SELLER)
+        for name, path in (
+            ("portal.png", "/sellers/orders/"),
+            ("portal-home.png", "/sellers/"),
+            ("portal-listings.png", "/sellers/catalog/"),
+        ):
+            page.goto(base + path)
+            page.wait_for_load_state("networkidle")
+            page.screenshot(path=str(out / name), full_page=True)
+            shots.append(out / name)
+        # The seller's orders on a phone (390 px wide): rows become cards.
+        page.set_viewport_size({"width": 390, "height": 844})
         page.goto(base + "/sellers/orders/")
         page.wait_for_load_state("networkidle")
-        page.screenshot(path=str(out / "portal.png"), full_page=True)
-        shots.append(out / "portal.png")
+        page.screenshot(path=str(out / "portal-phone.png"))
+        shots.append(out / "portal-phone.png")
         browser.close()
     return shots
 
@@ -453,6 +636,7 @@ def main(argv: list[str] | None = None) -> int:
     django.setup()
     call_command("migrate", verbosity=0, interactive=False)
     seed()
+    seed_catalog()
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(
@@ -465,6 +649,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         wait_until_up(base + "/healthz", server)
         shots = capture(base, out)
+        shots += sandbox_capture(out)
     finally:
         server.terminate()
         try:
