@@ -74,7 +74,10 @@ def test_soak_smoke_loses_and_duplicates_nothing(tmp_path: Path) -> None:
 
     soak = json.loads(output.read_text())["soak"]
     assert "error" not in soak, soak.get("error")
-    assert soak["drained"], completed.stdout[-4000:]
+    # The report says why a seller stopped: shown when the drain fails.
+    keys = ("connections_needing_reauth", "reauth_reasons", "grants_revoked")
+    summary = {k: soak.get(k) for k in keys}
+    assert soak["drained"], f"{summary}\n{completed.stdout[-4000:]}"
     assert soak["lost"] == 0
     assert soak["duplicated_or_out_of_order"] == 0
     assert soak["refresh_token_reuse"] == 0
