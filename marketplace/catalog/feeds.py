@@ -154,6 +154,10 @@ def feed_provision(*, source: CatalogSource, feed: FeedSettings) -> CatalogSourc
     except (CatalogError, PlatformError) as exc:
         if export_id:
             _export_delete_quietly(source, export_id)
+        elif isinstance(exc, PlatformError) and not isinstance(exc, PlatformRejected):
+            # The create's answer was lost (timeout, 5xx, unreadable): the export may
+            # exist all the same. Its receiving URL holds this attempt's fresh key.
+            _export_orphans_delete(source, folder=body["host"])
         raise _record_error(source, "Setting up the feed failed", exc) from exc
     source.feed_state = CatalogSource.FeedState.ACTIVE
     source.export_id = export_id
@@ -188,6 +192,17 @@ def _export_delete_quietly(source: CatalogSource, export_id: str) -> None:
             api.exports.delete(db_id=source.db_id, export_id=export_id)
     except (CatalogError, PlatformError):
         logger.warning("could not delete export %s of db %s", export_id, source.db_id)
+
+
+def _export_orphans_delete(source: CatalogSource, *, folder: str) -> None:
+    """Delete the exports that deliver to ``folder`` (one provisioning attempt's)."""
+    try:
+        with platform_api(hold_wait=HOLD_WAIT, seller_id=source.seller_id) as api:
+            for export in api.exports.list(db_id=source.db_id):
+                if str(export.get("host", "")) == folder and export.get("id"):
+                    api.exports.delete(db_id=source.db_id, export_id=str(export["id"]))
+    except (CatalogError, PlatformError):
+        logger.warning("could not look for an orphan export in db %s", source.db_id)
 
 
 def _require_feed(source: CatalogSource) -> None:

@@ -272,6 +272,21 @@ def test_a_failure_after_the_export_was_created_leaves_nothing_half_provisioned(
         assert api.exports.list(db_id=linked.db_id) == []  # deleted again
 
 
+def test_an_export_created_but_whose_answer_was_lost_is_found_and_deleted(
+    linked: CatalogSource, world: CatalogWorld
+) -> None:
+    # The platform creates the export, then the answer is lost (a 500 after the write).
+    world.sandbox.set_faults(endpoint="add_export", kind="500", count=1, after_view=True)
+
+    with pytest.raises(CatalogError):
+        provision(linked)
+
+    linked.refresh_from_db()
+    assert not linked.has_feed
+    with access.platform_api() as api:
+        assert api.exports.list(db_id=linked.db_id) == []  # the orphan was found and deleted
+
+
 def test_removing_the_feed_deletes_the_export_at_the_platform(
     linked: CatalogSource, world: CatalogWorld
 ) -> None:
