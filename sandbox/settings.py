@@ -23,6 +23,8 @@ INSTALLED_APPS = [
     "sandbox.auth_api.apps.AuthApiConfig",
     "sandbox.catalog.apps.CatalogConfig",
     "sandbox.exports.apps.ExportsConfig",
+    # Issue 13: the Platform API's imports.
+    "sandbox.imports.apps.ImportsConfig",
 ]
 
 MIDDLEWARE = [

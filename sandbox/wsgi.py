@@ -14,4 +14,4 @@ from sandbox.simulated_seller import auto_ship_start  # noqa: E402
 
 auto_ship_start()
 import_thread_start()
-ticker_start()
+ticker_start()  # exports and imports

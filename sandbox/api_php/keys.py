@@ -14,6 +14,12 @@ _BY_URL_NAME: dict[str, dict[str, str]] = {
     "platform_export": {"GET": "get_export", "PUT": "update_export", "DELETE": "delete_export"},
     "platform_export_schedule": {"PUT": "export_schedule"},
     "platform_export_run": {"POST": "export_run"},
+    "platform_imports": {"GET": "list_imports", "POST": "add_import"},
+    "platform_imports_auto_detected": {"GET": "auto_detected_imports"},
+    "platform_import": {"GET": "get_import", "POST": "update_import", "DELETE": "delete_import"},
+    "platform_import_schedule": {"PUT": "import_schedule"},
+    "platform_import_delimiters": {"PUT": "import_delimiters"},
+    "platform_import_file_map": {"PUT": "import_file_map"},
 }
 ENDPOINTS = frozenset(key for keys in _BY_URL_NAME.values() for key in keys.values())
 WILDCARD = "platform"
@@ -34,6 +40,20 @@ GROUP_BY_ENDPOINT = {
             "delete_export",
             "export_schedule",
             "export_run",
+        )
+    },
+    **{
+        key: "imports"
+        for key in (
+            "list_imports",
+            "add_import",
+            "auto_detected_imports",
+            "get_import",
+            "update_import",
+            "delete_import",
+            "import_schedule",
+            "import_delimiters",
+            "import_file_map",
         )
     },
 }

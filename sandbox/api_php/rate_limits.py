@@ -16,6 +16,7 @@ DEFAULT_LIMITS: dict[str, tuple[int, float]] = {
     "login": (60, 60.0),
     "accounts": (300, 60.0),
     "exports": (300, 60.0),
+    "imports": (300, 60.0),
 }
 
 

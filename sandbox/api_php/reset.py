@@ -1,8 +1,9 @@
-"""What the sandbox's reset clears of issue 12 (children first, for raw deletes).
+"""What the sandbox's reset clears of issues 12 and 13 (children first, for raw deletes).
 
-Always: exports with their runs and logs, tokens, two-factor codes, the outbox, rate-limit
-windows and limits, token waits. Unless ``keep_accounts``: API users, accounts and their
-databases with rows (a database belongs to its account, like a seller's orders)."""
+Always: imports with their logs, exports with their runs and logs, tokens, two-factor codes,
+the outbox, rate-limit windows and limits, token waits. Unless ``keep_accounts``: API users,
+accounts and their databases with rows (a database belongs to its account, like a seller's
+orders)."""
 
 from sandbox.api_php import rate_limits, token_waits
 from sandbox.auth_api.models import (
@@ -15,8 +16,20 @@ from sandbox.auth_api.models import (
 from sandbox.catalog.models import CatalogDatabase, CatalogRow
 from sandbox.exports.models import Export, ExportField, ExportLog, ExportRun
 from sandbox.exports.runs import waits_interrupt
+from sandbox.imports.models import Import, ImportLog
+from sandbox.imports.runs import waits_interrupt as import_waits_interrupt
 
-DATA_MODELS = [ExportLog, ExportRun, ExportField, Export, PlatformToken, TwoFactorCode, OutboxEmail]
+DATA_MODELS = [
+    ImportLog,
+    Import,
+    ExportLog,
+    ExportRun,
+    ExportField,
+    Export,
+    PlatformToken,
+    TwoFactorCode,
+    OutboxEmail,
+]
 ACCOUNT_MODELS = [
     CatalogRow,
     CatalogDatabase,
@@ -28,5 +41,6 @@ ACCOUNT_MODELS = [
 
 def memory_reset() -> None:
     waits_interrupt()
+    import_waits_interrupt()
     rate_limits.reset()
     token_waits.reset()

@@ -9,6 +9,8 @@ from sandbox.auth_api import views as auth_views
 from sandbox.catalog import control_views as catalog_control
 from sandbox.exports import control_views as export_control
 from sandbox.exports import views as export_views
+from sandbox.imports import control_views as import_control
+from sandbox.imports import views as import_views
 from sandbox.platform_pages import views as pages
 
 urlpatterns = [
@@ -39,6 +41,37 @@ urlpatterns = [
         "api.php/dbs/<str:db_id>/exports/<str:export_id>/run",
         export_views.export_run_view,
         name="platform_export_run",
+    ),
+    # Issue 13: imports; auto_detected is routed before <import_id>.
+    path(
+        "api.php/dbs/<str:db_id>/imports",
+        import_views.imports_collection,
+        name="platform_imports",
+    ),
+    path(
+        "api.php/dbs/<str:db_id>/imports/auto_detected",
+        import_views.imports_auto_detected,
+        name="platform_imports_auto_detected",
+    ),
+    path(
+        "api.php/dbs/<str:db_id>/imports/<str:import_id>",
+        import_views.import_detail,
+        name="platform_import",
+    ),
+    path(
+        "api.php/dbs/<str:db_id>/imports/<str:import_id>/schedule",
+        import_views.import_schedule_view,
+        name="platform_import_schedule",
+    ),
+    path(
+        "api.php/dbs/<str:db_id>/imports/<str:import_id>/delimiters",
+        import_views.import_delimiters_view,
+        name="platform_import_delimiters",
+    ),
+    path(
+        "api.php/dbs/<str:db_id>/imports/<str:import_id>/file_map",
+        import_views.import_file_map_view,
+        name="platform_import_file_map",
     ),
 ]
 
@@ -77,6 +110,12 @@ urlpatterns += [
         export_control.export_run_file,
         name="sandbox_export_run_file",
     ),
+    path("sandbox/api/imports/<int:import_id>", import_control.import_view, name="sandbox_import"),
+    path(
+        "sandbox/api/imports/<int:import_id>/run",
+        import_control.import_run_now,
+        name="sandbox_import_run",
+    ),
     path("sandbox/platform/", pages.overview, name="sandbox_platform_page"),
     path("sandbox/platform/outbox/", pages.outbox_page, name="sandbox_platform_outbox"),
     path("sandbox/platform/dbs/<int:db_id>/", pages.db_page, name="sandbox_platform_db"),
@@ -91,4 +130,9 @@ urlpatterns += [
         name="sandbox_platform_export_run",
     ),
     path("sandbox/platform/runs/<int:run_id>/", pages.run_page, name="sandbox_platform_run"),
+    path(
+        "sandbox/platform/imports/<int:import_id>/run",
+        pages.import_run_post,
+        name="sandbox_platform_import_run",
+    ),
 ]

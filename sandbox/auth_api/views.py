@@ -9,6 +9,7 @@ from sandbox.auth_api.models import PlatformAccount, PlatformUser
 from sandbox.catalog.access import account_for_user
 from sandbox.catalog.models import CatalogDatabase
 from sandbox.exports.models import ExportRun
+from sandbox.imports.models import Import
 from sandbox.json_bodies import json_object_body
 from sandbox.query_params import problems_message, query_params
 
@@ -73,12 +74,15 @@ def list_accounts(request: HttpRequest, user: PlatformUser) -> HttpResponse:
 
 def _db_json(db: CatalogDatabase) -> dict:
     latest = ExportRun.objects.filter(export__db=db).order_by("-id").first()
+    latest_import = (
+        Import.objects.filter(db=db, last_run_at__isnull=False).order_by("-last_run_at").first()
+    )
     return {
         "id": str(db.id),
         "name": db.name,
-        # Our choice: the status of the database's latest export run ("none" before any);
-        # the sandbox has no imports.
-        "import_status": "none",
+        # Our choice: the status of the database's latest export run and of the import run
+        # started last ("none" before any).
+        "import_status": latest_import.status if latest_import else "none",
         "export_status": latest.status if latest else "none",
     }
 

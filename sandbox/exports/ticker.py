@@ -1,12 +1,15 @@
-"""Scheduled runs: a background thread in the sandbox process (like the auto-ship timer)
-starts every export whose ``next_run_time`` (sandbox clock) has come, then moves that
-time to the cron's next match. A run still going when its time comes is skipped."""
+"""Scheduled runs: one background thread in the sandbox process (like the auto-ship timer)
+starts every export, and every import (``sandbox.imports.ticker``), whose
+``next_run_time`` (sandbox clock) has come, then moves that time to the cron's next
+match. A run still going when its time comes is skipped."""
 
 import logging
 import threading
 import time
+from collections.abc import Callable
+from typing import Any
 
-from django.db import close_old_connections
+from django.db import close_old_connections, models
 
 from sandbox import clock
 from sandbox.api_php.errors import ApiError
@@ -20,43 +23,57 @@ TICK_SECONDS = 0.5
 _thread: threading.Thread | None = None
 
 
-def scheduled_runs_start_due() -> int:
-    """Start the due runs; how many started."""
+def due_start(model: type[models.Model], start: Callable[[Any], None]) -> int:
+    """Start the due runs of ``model``'s scheduled rows with ``start``; how many started.
+
+    ``start`` raises ``ApiError`` when the row's previous run is still going."""
     now = clock.now()
     started = 0
-    for export in Export.objects.filter(
+    for row in model.objects.filter(
         cron__isnull=False, paused=False, next_run_time__lte=now
     ).order_by("next_run_time"):
         # Claim the slot first: a slow run never makes the ticker start it twice.
-        moved = Export.objects.filter(id=export.id, next_run_time=export.next_run_time).update(
-            next_run_time=next_run(export.cron, now)
+        moved = model.objects.filter(id=row.id, next_run_time=row.next_run_time).update(
+            next_run_time=next_run(row.cron, now)
         )
         if not moved:
             continue
         try:
-            run = run_start(export=export, trigger="schedule")
+            start(row)
         except ApiError:
-            log.info("export %s: scheduled run skipped, a run is still going", export.id)
+            log.info("%s: scheduled run skipped, a run is still going", row)
             continue
-        run_in_background(run=run)
         started += 1
     return started
 
 
+def scheduled_runs_start_due() -> int:
+    """Start the due export runs; how many started."""
+
+    def start(export: Export) -> None:
+        run_in_background(run=run_start(export=export, trigger="schedule"))
+
+    return due_start(Export, start)
+
+
 def _loop() -> None:
+    from sandbox.imports.ticker import scheduled_imports_start_due
+
+    jobs = {"export": scheduled_runs_start_due, "import": scheduled_imports_start_due}
     while True:
         time.sleep(TICK_SECONDS)
-        try:
-            scheduled_runs_start_due()
-        except Exception:
-            log.exception("scheduled export runs failed")
-        finally:
-            close_old_connections()
+        for name, job in jobs.items():
+            try:
+                job()
+            except Exception:
+                log.exception("scheduled %s runs failed", name)
+            finally:
+                close_old_connections()
 
 
 def ticker_start() -> None:
     """Start the ticker once per server process."""
     global _thread
     if _thread is None:
-        _thread = threading.Thread(target=_loop, name="sandbox-export-ticker", daemon=True)
+        _thread = threading.Thread(target=_loop, name="sandbox-schedule-ticker", daemon=True)
         _thread.start()

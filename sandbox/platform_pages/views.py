@@ -1,10 +1,12 @@
 """HTML pages of the Authentication and Platform APIs: users, tokens and accounts; the
-outbox; a database's rows (paged); an export with its settings and runs; one run with its
-logs and a look at its file. Plain pages on the sandbox's one local stylesheet."""
+outbox; a database's rows (paged, joined columns included) and its imports; an export with
+its settings and runs; one run with its logs and a look at its file. Plain pages on the
+sandbox's one local stylesheet."""
 
 import gzip
 import io
 import zipfile
+from urllib.parse import urlencode
 
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -20,13 +22,18 @@ from sandbox.catalog.models import CatalogDatabase
 from sandbox.exports.models import Export, ExportRun
 from sandbox.exports.records import export_json
 from sandbox.exports.runs import run_in_background, run_start
+from sandbox.imports import runs as import_runs
+from sandbox.imports.models import Import
+from sandbox.imports.pages import imports_with_last_log
 
 ROWS_PER_PAGE = 50
 PREVIEW_BYTES = 20_000
 
 
 def overview(request: HttpRequest) -> HttpResponse:
-    accounts = PlatformAccount.objects.prefetch_related("dbs__exports").order_by("id")
+    accounts = PlatformAccount.objects.prefetch_related("dbs__exports", "dbs__imports").order_by(
+        "id"
+    )
     return render(
         request,
         "sandbox_platform/overview.html",
@@ -37,7 +44,12 @@ def overview(request: HttpRequest) -> HttpResponse:
                 {
                     "account": a,
                     "dbs": [
-                        {"db": db, "rows": db.rows.count(), "exports": db.exports.all()}
+                        {
+                            "db": db,
+                            "rows": db.rows.count(),
+                            "exports": db.exports.all(),
+                            "imports": db.imports.all(),
+                        }
                         for db in a.dbs.all()
                     ],
                 }
@@ -61,8 +73,30 @@ def db_page(request: HttpRequest, db_id: int) -> HttpResponse:
     return render(
         request,
         "sandbox_platform/db.html",
-        {"db": db, "page": page, "rows": rows, "exports": db.exports.order_by("id")},
+        {
+            "db": db,
+            "page": page,
+            "rows": rows,
+            "exports": db.exports.order_by("id"),
+            "imports": imports_with_last_log(db=db),
+            "note": request.GET.get("note"),
+        },
     )
+
+
+@require_POST
+def import_run_post(request: HttpRequest, import_id: int) -> HttpResponse:
+    """Run an import now, as its schedule would (for a person playing the seller)."""
+    source = get_object_or_404(Import, id=import_id)
+    try:
+        import_runs.run_start(source=source)
+    except ApiError as exc:
+        note = exc.message
+    else:
+        import_runs.run_in_background(source=source)
+        note = f"import {source.id} started: reload to see its log"
+    url = reverse("sandbox_platform_db", args=[source.db_id])
+    return HttpResponseRedirect(f"{url}?{urlencode({'note': note})}#imports")
 
 
 def export_page(request: HttpRequest, export_id: int) -> HttpResponse:
