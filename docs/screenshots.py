@@ -386,7 +386,13 @@ def seed_catalog() -> None:
     from django.contrib.auth import get_user_model
     from django.utils import timezone
 
-    from marketplace.catalog.models import CatalogSource, FeedRun, Listing, PlatformApiAccess
+    from marketplace.catalog.models import (
+        CatalogSource,
+        FeedRun,
+        Listing,
+        PlatformApiAccess,
+        StatusImport,
+    )
     from sellers.models import Seller
 
     now = timezone.now()
@@ -401,7 +407,7 @@ def seed_catalog() -> None:
             "signed_in_by": admin,
         }
     )
-    CatalogSource.objects.create(
+    source = CatalogSource.objects.create(
         seller=seller,
         account_id="1",
         account_name="Nordic Ceramics AB",
@@ -417,6 +423,27 @@ def seed_catalog() -> None:
         cron="15 */6 * * *",
         provisioned_at=now - timedelta(days=3),
         platform_status="success",
+    )
+    StatusImport.objects.create(
+        source=source,
+        state=StatusImport.State.ACTIVE,
+        import_id="3",
+        status_key="demo-status-key",
+        username=f"status-{seller.pk}",
+        join_key="id",
+        cron="15 * * * *",
+        provisioned_at=now - timedelta(days=3),
+        platform_status="success",
+        last_download_time=(now - timedelta(minutes=5)).strftime("%Y-%m-%d %H:%M:%S"),
+        last_log={
+            "id": "41",
+            "import_id": "3",
+            "message": "Import done: 5 rows, 5 matched, 0 unmatched, 0 created, 0 bad lines "
+            "(attempt 1 of 3)",
+            "time": (now - timedelta(minutes=5)).strftime("%Y-%m-%d %H:%M:%S"),
+            "error_flag": "0",
+        },
+        status_checked_at=now - timedelta(minutes=2),
     )
     runs = [
         (FeedRun.Status.SUCCEEDED, now - timedelta(hours=6), 5, 5, 0, 0, []),

@@ -53,6 +53,8 @@ ENV_VARS = (
     "CELERY_DATA_DIR",
     "PUSH_SEND_CONCURRENCY",
     "PULL_INTERVAL_SECONDS",
+    "LISTING_URL_TEMPLATE",
+    "FEED_FILE_RETENTION_DAYS",
 )
 
 DJANGO_ENV = env.str("DJANGO_ENV", default="development")
@@ -117,6 +119,12 @@ PLATFORM_REDIRECT_URL = env.str(
 PLATFORM_API_BASE_URL = env.str(
     "PLATFORM_API_BASE_URL", default=f"http://127.0.0.1:{SANDBOX_PORT}/api.php"
 ).rstrip("/")
+# The listing URL the listing-status file gives sellers ({listing_id}: our listing's id).
+LISTING_URL_TEMPLATE = env.str(
+    "LISTING_URL_TEMPLATE", default=f"{APP_BASE_URL}/sellers/catalog/listings/{{listing_id}}/"
+)
+if "{listing_id}" not in LISTING_URL_TEMPLATE:
+    raise ImproperlyConfigured("LISTING_URL_TEMPLATE must contain {listing_id}")
 # Requests per second per API user to those groups, shared by every worker.
 PLATFORM_API_RATE_PER_SECOND = 5.0
 PLATFORM_CONNECT_TIMEOUT = 5.0
@@ -277,9 +285,15 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# Days a received catalog feed file is kept after it arrived (retries read it).
+FEED_FILE_RETENTION_DAYS = env.int("FEED_FILE_RETENTION_DAYS", default=14)
+if FEED_FILE_RETENTION_DAYS < 1:
+    raise ImproperlyConfigured("FEED_FILE_RETENTION_DAYS must be at least 1")
+
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    # Catalog feed files the platform delivers, kept until ingested and pruned.
+    # Catalog feed files the platform delivers, kept FEED_FILE_RETENTION_DAYS after they
+    # arrived (a failed run is retried from its file), then pruned.
     "catalog_feeds": {
         "BACKEND": "django.core.files.storage.FileSystemStorage",
         "OPTIONS": {"location": str(VAR_DIR / "feeds")},
@@ -420,13 +434,24 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
         "schedule": 30.0,
     },
     # Catalog: re-queue feed files whose ingestion wake-up was lost; read each feed's
-    # delivery status at the platform (waits while the API user needs to sign in).
+    # delivery status and each listing-status import's last run at the platform (waits
+    # while the API user needs to sign in).
     "catalog-feed-run-sweep": {
         "task": "marketplace.catalog.tasks.feed_run_sweep_task",
         "schedule": 60.0,
     },
+    # Received feed files older than FEED_FILE_RETENTION_DAYS are deleted (runs stay).
+    "catalog-feed-files-prune": {
+        "task": "marketplace.catalog.tasks.feed_files_prune_task",
+        "schedule": 3600.0,
+    },
     "catalog-feed-status-sweep": {
         "task": "marketplace.catalog.tasks.feed_status_sweep_task",
+        "schedule": 300.0,
+    },
+    # Listing-status imports a failed set-up or removal could not delete at the platform.
+    "catalog-status-import-cleanup-sweep": {
+        "task": "marketplace.catalog.tasks.status_import_cleanup_sweep_task",
         "schedule": 300.0,
     },
     "platform-call-prune": {

@@ -16,5 +16,7 @@ urlpatterns = [
     path("dashboard/", include("marketplace.dashboard.urls")),
     # The platform delivers catalog feed files here (HTTP Basic, per-seller credentials).
     path("catalog/feeds/", include("marketplace.catalog.feed_urls")),
+    # The platform's import fetches each seller's listing-status file here (HTTP Basic).
+    path("catalog/status/", include("marketplace.catalog.status_urls")),
     path("api/", include("marketplace.orders.urls")),
 ]

@@ -25,6 +25,7 @@ from marketplace.platform import auth_api
 from marketplace.platform.auth_api import AuthApi
 from marketplace.platform.errors import PlatformAuthError
 from marketplace.platform.exports import ExportsApi
+from marketplace.platform.imports import ImportsApi
 from marketplace.platform.transport import ApiKeyTransport
 from sellers import vault
 
@@ -104,6 +105,7 @@ def access_mark_needs_sign_in(*, token_ciphertext: str, reason: str) -> bool:
 class PlatformApi:
     auth: AuthApi
     exports: ExportsApi
+    imports: ImportsApi
 
 
 @contextmanager
@@ -122,7 +124,11 @@ def platform_api(*, hold_wait: float = 0.0, seller_id: int | None = None) -> Ite
         token=access.token, api_user=access.username, hold_wait=hold_wait, seller_id=seller_id
     )
     try:
-        yield PlatformApi(auth=AuthApi(transport), exports=ExportsApi(transport))
+        yield PlatformApi(
+            auth=AuthApi(transport),
+            exports=ExportsApi(transport),
+            imports=ImportsApi(transport),
+        )
     except PlatformAuthError as exc:
         access_mark_needs_sign_in(
             token_ciphertext=access.token_ciphertext,

@@ -25,6 +25,11 @@ from django.utils import timezone
 from marketplace.catalog.feed_parser import FeedMalformed, Record, feed_records, row_validate
 from marketplace.catalog.mapping import LISTING_COLUMNS
 from marketplace.catalog.models import FeedRun, Listing
+from marketplace.catalog.rejected import (
+    rejected_skus_clear,
+    rejected_skus_keep,
+    rejected_skus_prune,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -135,6 +140,8 @@ def feed_stream_apply(
     """Parse, validate and upsert a feed stream (call inside a transaction)."""
     counts = IngestCounts()
     batch: list[tuple[Record, dict[str, Any]]] = []
+    # Every rejected SKU with its reason, for the listing-status file (flushed by batch).
+    rejected: dict[str, str] = {}
     with feed_records(raw, compression=compression, delimiter=delimiter) as records:
         for record in records:
             counts.rows += 1
@@ -142,11 +149,20 @@ def feed_stream_apply(
             if isinstance(values, str):
                 counts.reject(record.line, record.values.get("sku", "").strip(), values)
                 _keep_rejected(seller_id, run_id, record.values.get("sku", "").strip())
+                if sku := record.values.get("sku", "").strip():
+                    rejected[sku] = values
+                if len(rejected) >= BATCH_SIZE:
+                    rejected_skus_keep(seller_id=seller_id, run_id=run_id, reasons=rejected)
+                    rejected = {}
                 continue
             batch.append((record, values))
             if len(batch) >= BATCH_SIZE:
+                # Rejections first: a SKU rejected then accepted in one window ends accepted.
+                rejected_skus_keep(seller_id=seller_id, run_id=run_id, reasons=rejected)
+                rejected = {}
                 _apply_batch(batch, seller_id=seller_id, run_id=run_id, counts=counts)
                 batch = []
+    rejected_skus_keep(seller_id=seller_id, run_id=run_id, reasons=rejected)
     if batch:
         _apply_batch(batch, seller_id=seller_id, run_id=run_id, counts=counts)
     if counts.created + counts.updated + counts.unchanged == 0:
@@ -158,6 +174,7 @@ def feed_stream_apply(
             counts,
         )
     if full_feed:
+        rejected_skus_prune(seller_id=seller_id, run_id=run_id)
         counts.deactivated = (
             Listing.objects.filter(seller_id=seller_id, active=True)
             .exclude(last_run_id=run_id)
@@ -224,14 +241,18 @@ def _apply_batch(
             unique_fields=["seller", "sku"],
             update_fields=list(UPDATE_FIELDS),
         )
+        rejected_skus_clear(seller_id=seller_id, skus=(listing.sku for listing in listings))
 
 
 def feed_run_retry(*, run_id: int, actor: Any) -> FeedRun:
     """Staff: put a failed run back to received (its file is kept) and queue it."""
     from marketplace.catalog.tasks import feed_run_ingest_task
 
-    updated = FeedRun.objects.filter(pk=run_id, status=FeedRun.Status.FAILED).update(
-        status=FeedRun.Status.RECEIVED, error="", retried_by=actor
+    # A run whose file was pruned (FEED_FILE_RETENTION_DAYS) cannot be read again.
+    updated = (
+        FeedRun.objects.filter(pk=run_id, status=FeedRun.Status.FAILED)
+        .exclude(file_path="")
+        .update(status=FeedRun.Status.RECEIVED, error="", retried_by=actor)
     )
     run = FeedRun.objects.get(pk=run_id)
     if updated:

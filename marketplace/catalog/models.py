@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 
 from sellers import vault
 
@@ -159,6 +160,10 @@ class FeedRun(models.Model):
             models.Index(fields=["seller", "-received_at"], name="feedrun_seller_recent"),
             # The sweep asks for runs left received/ingesting too long.
             models.Index(fields=["status", "received_at"], name="feedrun_status_idx"),
+            # The retention prune reads only runs that still hold a file (retention.py).
+            models.Index(
+                fields=["received_at"], name="feedrun_file_kept", condition=~Q(file_path="")
+            ),
         ]
 
     def __str__(self) -> str:
@@ -196,3 +201,90 @@ class Listing(models.Model):
 
     def __str__(self) -> str:
         return f"{self.sku} {self.title}".strip()
+
+
+class RejectedSku(models.Model):
+    """A SKU the latest feed runs rejected, with the reason: what the listing-status file
+    tells the seller. ``FeedRun.rejections`` keeps only the first few of a run; this keeps
+    every one. The ingest upserts a row per rejected SKU and deletes it once the SKU is
+    accepted again (or a full feed no longer carries it)."""
+
+    seller = models.ForeignKey(
+        "sellers.Seller", on_delete=models.CASCADE, related_name="rejected_skus"
+    )
+    sku = models.CharField(max_length=128)
+    reason = models.CharField(max_length=300)
+    run_id = models.PositiveBigIntegerField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["seller_id", "sku"]
+        constraints = [
+            models.UniqueConstraint(fields=["seller", "sku"], name="rejectedsku_seller_sku_uniq")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.sku}: {self.reason}"
+
+
+class StatusImport(models.Model):
+    """The join import that brings the seller's listing-status file into their platform
+    database, and the credentials of that file.
+
+    As for the feed, the status file's password is stored only as a SHA-256 hash: the
+    platform's import holds the password (it fetches the file), we only check it.
+    ``status_key`` names the file's URL. ``cleanup_id`` is an import that a failed
+    set-up or removal could not delete at the platform: the sweep keeps trying.
+    """
+
+    class State(models.TextChoices):
+        NONE = "none", "Not set up"
+        PROVISIONING = "provisioning", "Being set up"
+        ACTIVE = "active", "Set up"
+        FAILED = "failed", "Setting up failed"
+
+    source = models.OneToOneField(
+        CatalogSource, on_delete=models.CASCADE, related_name="status_import"
+    )
+    state = models.CharField(max_length=12, choices=State.choices, default=State.NONE)
+    import_id = models.CharField(max_length=64, blank=True)
+    cleanup_id = models.CharField(max_length=64, blank=True)
+    status_key = models.CharField(max_length=64, unique=True, null=True, blank=True)
+    username = models.CharField(max_length=100, blank=True)
+    password_hash = models.CharField(max_length=64, blank=True, editable=False)
+    # The seller's field the file's SKU column joins on (the field feeding the feed's sku).
+    join_key = models.CharField(max_length=100, blank=True)
+    # {status column role: the seller's field it fills}; see status_file.COLUMNS.
+    targets = models.JSONField(default=dict, blank=True)
+    cron = models.CharField(max_length=64, blank=True)
+    paused = models.BooleanField(default=False)
+    provisioned_at = models.DateTimeField(null=True, blank=True)
+    # The platform's view of the import, read periodically.
+    platform_status = models.CharField(max_length=20, blank=True)
+    last_download_time = models.CharField(max_length=32, blank=True)
+    last_log = models.JSONField(default=dict, blank=True)
+    status_checked_at = models.DateTimeField(null=True, blank=True)
+    # The last failed action on the import, with the platform's message.
+    last_error = models.CharField(max_length=500, blank=True)
+    last_error_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["source_id"]
+        indexes = [
+            # The status sweep reads active imports; the cleanup sweep those left behind.
+            models.Index(fields=["state"], name="statusimport_state_idx"),
+            models.Index(fields=["cleanup_id"], name="statusimport_cleanup_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"status import of seller source {self.source_id}: {self.get_state_display()}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.state == self.State.ACTIVE and bool(self.import_id)
+
+    @property
+    def last_run_failed(self) -> bool:
+        return str((self.last_log or {}).get("error_flag", "0")) in ("1", "true", "True")

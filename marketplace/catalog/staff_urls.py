@@ -1,5 +1,6 @@
 from django.urls import path
 
+from marketplace.catalog import import_views
 from marketplace.catalog import staff_views as views
 
 app_name = "catalog"
@@ -18,6 +19,25 @@ urlpatterns = [
     path("sellers/<int:seller_id>/feed/run/", views.feed_run, name="feed_run"),
     path("sellers/<int:seller_id>/feed/remove/", views.feed_remove, name="feed_remove"),
     path("sellers/<int:seller_id>/feed/status/", views.feed_status, name="feed_status"),
+    path(
+        "sellers/<int:seller_id>/credentials/rotate/",
+        import_views.credentials_rotate,
+        name="credentials_rotate",
+    ),
+    path("sellers/<int:seller_id>/import/", import_views.import_provision, name="import_provision"),
+    path(
+        "sellers/<int:seller_id>/import/schedule/",
+        import_views.import_schedule,
+        name="import_schedule",
+    ),
+    path(
+        "sellers/<int:seller_id>/import/targets/",
+        import_views.import_targets,
+        name="import_targets",
+    ),
+    path(
+        "sellers/<int:seller_id>/import/status/", import_views.import_status, name="import_status"
+    ),
     path("runs/<int:run_id>/", views.run_detail, name="run"),
     path("runs/<int:run_id>/retry/", views.run_retry, name="run_retry"),
     path("listings/<int:listing_id>/", views.listing_detail, name="listing"),

@@ -6,15 +6,15 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_GET, require_POST
 
-from marketplace.catalog import access, feeds, links, selectors
+from marketplace.catalog import access, feeds, imports, links, selectors
 from marketplace.catalog.errors import CatalogError
 from marketplace.catalog.forms import (
     CodeForm,
@@ -26,6 +26,14 @@ from marketplace.catalog.forms import (
 from marketplace.catalog.ingest import feed_run_retry
 from marketplace.catalog.mapping import mapping_from_json
 from marketplace.catalog.models import FeedRun
+from marketplace.catalog.seller_actions import (
+    act,
+    back,
+    confirm_page,
+    confirmed,
+    seller_or_404,
+    source_or_404,
+)
 from marketplace.dashboard.access import staff_required
 from marketplace.platform.auth_api import LoginRefused
 from marketplace.platform.errors import PlatformError
@@ -160,14 +168,10 @@ def overview(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _seller_or_404(seller_id: int) -> Seller:
-    return get_object_or_404(Seller.objects.select_related("user"), pk=seller_id)
-
-
 @require_GET
 @staff_required
 def seller_catalog(request: HttpRequest, seller_id: int) -> HttpResponse:
-    seller = _seller_or_404(seller_id)
+    seller = seller_or_404(seller_id)
     source = selectors.catalog_source_of(seller_id=seller.pk)
     api = access.access_get()
     accounts: list[Any] = []
@@ -218,14 +222,10 @@ def seller_catalog(request: HttpRequest, seller_id: int) -> HttpResponse:
     )
 
 
-def _back(seller: Seller) -> HttpResponse:
-    return redirect(reverse("catalog:seller", args=[seller.pk]))
-
-
 @require_POST
 @staff_required
 def seller_link(request: HttpRequest, seller_id: int) -> HttpResponse:
-    seller = _seller_or_404(seller_id)
+    seller = seller_or_404(seller_id)
     try:
         source = links.seller_database_link(
             seller=seller,
@@ -239,30 +239,24 @@ def seller_link(request: HttpRequest, seller_id: int) -> HttpResponse:
         messages.success(
             request, f"{seller.display_name}'s catalog now comes from database “{source.db_name}”."
         )
-    return _back(seller)
-
-
-def _source_or_404(seller: Seller) -> Any:
-    source = selectors.catalog_source_of(seller_id=seller.pk)
-    if source is None:
-        raise Http404("no database linked")
-    return source
+    return back(seller)
 
 
 @require_POST
 @staff_required
 def feed_provision(request: HttpRequest, seller_id: int) -> HttpResponse:
-    seller = _seller_or_404(seller_id)
-    source = _source_or_404(seller)
+    seller = seller_or_404(seller_id)
+    source = source_or_404(seller)
     form = FeedForm(request.POST)
     if not form.is_valid():
         for field, errors in form.errors.items():
             for error in errors:
                 messages.error(request, f"{field}: {error}" if field != "__all__" else error)
-        return _back(seller)
+        return back(seller)
     data = form.cleaned_data
     try:
-        feeds.feed_provision(
+        # The listing-status import follows the feed; its failure leaves the feed standing.
+        _, import_error = imports.catalog_feed_provision(
             source=source,
             feed=feeds.FeedSettings(
                 mapping=data["mapping"],
@@ -277,18 +271,20 @@ def feed_provision(request: HttpRequest, seller_id: int) -> HttpResponse:
         messages.error(request, str(exc))
     else:
         messages.success(request, "The catalog feed is set up at the platform.")
-    return _back(seller)
+        if import_error:
+            messages.error(request, import_error)
+    return back(seller)
 
 
 @require_POST
 @staff_required
 def feed_schedule(request: HttpRequest, seller_id: int) -> HttpResponse:
-    seller = _seller_or_404(seller_id)
-    source = _source_or_404(seller)
+    seller = seller_or_404(seller_id)
+    source = source_or_404(seller)
     form = ScheduleChangeForm(request.POST)
     if not form.is_valid():
         messages.error(request, "Choose a day, an hour (0-23) and a minute (0-59).")
-        return _back(seller)
+        return back(seller)
     data = form.cleaned_data
     try:
         feeds.feed_schedule_set(
@@ -302,63 +298,55 @@ def feed_schedule(request: HttpRequest, seller_id: int) -> HttpResponse:
         messages.error(request, str(exc))
     else:
         messages.success(request, "Schedule changed.")
-    return _back(seller)
+    return back(seller)
 
 
 @require_POST
 @staff_required
 def feed_run(request: HttpRequest, seller_id: int) -> HttpResponse:
-    seller = _seller_or_404(seller_id)
-    try:
-        feeds.feed_run_request(source=_source_or_404(seller))
-    except CatalogError as exc:
-        messages.error(request, str(exc))
-    else:
-        messages.success(
-            request, "The platform is running the feed; the file appears under Feed runs."
-        )
-    return _back(seller)
+    seller = seller_or_404(seller_id)
+    return act(
+        request,
+        seller,
+        lambda: feeds.feed_run_request(source=source_or_404(seller)),
+        success="The platform is running the feed; the file appears under Feed runs.",
+    )
 
 
 @require_POST
 @staff_required
 def feed_remove(request: HttpRequest, seller_id: int) -> HttpResponse:
-    seller = _seller_or_404(seller_id)
-    source = _source_or_404(seller)
-    if request.POST.get("confirmed") != "yes":
-        return render(
+    seller = seller_or_404(seller_id)
+    source = source_or_404(seller)
+    if not confirmed(request):
+        return confirm_page(
             request,
-            "dashboard/confirm.html",
-            {
-                "confirmation": {
-                    "title": "Remove the catalog feed",
-                    "question": "Delete this seller's feed at the platform? Listings stay as "
-                    "they are; no new file arrives until a feed is set up again.",
-                    "button": "Remove feed",
-                    "danger": True,
-                },
-                "action_url": request.path,
-                "back_url": reverse("catalog:seller", args=[seller.pk]),
-            },
+            seller,
+            title="Remove the catalog feed",
+            question="Delete this seller's feed (and its listing-status import) at the "
+            "platform? Listings stay as they are; no new file arrives until a feed is set "
+            "up again.",
+            button="Remove feed",
+            danger=True,
         )
-    try:
-        feeds.feed_remove(source=source)
-    except CatalogError as exc:
-        messages.error(request, str(exc))
-    else:
-        messages.success(request, "The feed was removed, here and at the platform.")
-    return _back(seller)
+    return act(
+        request,
+        seller,
+        lambda: imports.catalog_feed_remove(source=source),
+        success="The feed was removed, here and at the platform.",
+    )
 
 
 @require_POST
 @staff_required
 def feed_status(request: HttpRequest, seller_id: int) -> HttpResponse:
-    seller = _seller_or_404(seller_id)
-    try:
-        feeds.feed_status_refresh(source=_source_or_404(seller))
-    except (CatalogError, PlatformError) as exc:
-        messages.error(request, str(exc))
-    return _back(seller)
+    seller = seller_or_404(seller_id)
+    return act(
+        request,
+        seller,
+        lambda: feeds.feed_status_refresh(source=source_or_404(seller)),
+        errors=(CatalogError, PlatformError),
+    )
 
 
 @require_GET
@@ -374,6 +362,12 @@ def run_retry(request: HttpRequest, run_id: int) -> HttpResponse:
     run = feed_run_retry(run_id=run_id, actor=request.user)
     if run.status == FeedRun.Status.RECEIVED:
         messages.success(request, "The file is queued for ingestion again.")
+    elif not run.file_path:
+        messages.error(
+            request,
+            f"This run's file was deleted {settings.FEED_FILE_RETENTION_DAYS} days after it "
+            "arrived; run the feed again at the platform instead.",
+        )
     else:
         messages.error(request, "Only a failed run can be retried.")
     return redirect("catalog:run", run_id=run.pk)

@@ -12,48 +12,25 @@ Answers may carry fields we do not know (additive changes); we read only what we
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import quote
 
-from marketplace.platform.errors import PlatformMalformedResponse
-from marketplace.platform.transport import ApiKeyTransport
+from marketplace.platform.db_resources import DatabaseResourceApi
 
 
-def _seg(value: str | int) -> str:
-    return quote(str(value), safe="")
-
-
-class ExportsApi:
-    def __init__(self, transport: ApiKeyTransport) -> None:
-        self.transport = transport
-
-    def _path(self, db_id: str, export_id: str | None = None, tail: str = "") -> str:
-        path = f"/dbs/{_seg(db_id)}/exports"
-        if export_id is not None:
-            path += f"/{_seg(export_id)}"
-        return path + tail
-
-    @staticmethod
-    def _export(data: Any) -> dict[str, Any]:
-        if isinstance(data, dict) and isinstance(data.get("export"), dict):
-            data = data["export"]  # tolerate a wrapped object
-        if not isinstance(data, dict) or data.get("id") in (None, ""):
-            raise PlatformMalformedResponse("export answer without an id", status=200)
-        return data
+class ExportsApi(DatabaseResourceApi):
+    resource = "exports"
+    singular = "export"
 
     def list(self, *, db_id: str) -> list[dict[str, Any]]:
-        data = self.transport.request("GET", self._path(db_id))
-        if not isinstance(data, list):
-            raise PlatformMalformedResponse("exports answer is not a list", status=200)
-        return [item for item in data if isinstance(item, dict)]
+        return self._list(self.transport.request("GET", self._path(db_id)), "exports")
 
     def add(self, *, db_id: str, export: dict[str, Any]) -> dict[str, Any]:
-        return self._export(self.transport.request("POST", self._path(db_id), json_body=export))
+        return self._one(self.transport.request("POST", self._path(db_id), json_body=export))
 
     def get(self, *, db_id: str, export_id: str) -> dict[str, Any]:
-        return self._export(self.transport.request("GET", self._path(db_id, export_id)))
+        return self._one(self.transport.request("GET", self._path(db_id, export_id)))
 
     def update(self, *, db_id: str, export_id: str, changes: dict[str, Any]) -> dict[str, Any]:
-        return self._export(
+        return self._one(
             self.transport.request("PUT", self._path(db_id, export_id), json_body=changes)
         )
 
@@ -70,18 +47,7 @@ class ExportsApi:
         minute: str | None = None,
         paused: bool | None = None,
     ) -> dict[str, Any]:
-        """Set (or with ``-1`` in all three, unset) the cron and/or pause it."""
-        body: dict[str, str] = {}
-        if day is not None:
-            body.update(day=str(day), hour=str(hour), minute=str(minute))
-        if paused is not None:
-            body["paused"] = "1" if paused else "0"
-        data = self.transport.request(
-            "PUT", self._path(db_id, export_id, "/schedule"), json_body=body
-        )
-        if not isinstance(data, dict) or "cron" not in data:
-            raise PlatformMalformedResponse("schedule answer without cron", status=200)
-        return data
+        return self._schedule(db_id, export_id, day=day, hour=hour, minute=minute, paused=paused)
 
     def run(self, *, db_id: str, export_id: str) -> str:
         """Start a run (it happens in the background). Returns the platform's message."""

@@ -14,6 +14,8 @@ from marketplace.catalog.ingest import feed_storage
 from marketplace.catalog.models import FeedRun
 from sellers import services as seller_services
 from sellers.models import Seller
+from tests.catalog.platform import CatalogWorld, catalog_world_create
+from tests.sandbox_process import SandboxProcess
 
 
 @pytest.fixture(autouse=True)
@@ -55,3 +57,23 @@ def received_run(seller: Seller) -> Callable[..., FeedRun]:
         )
 
     return make
+
+
+@pytest.fixture
+def world(sandbox: SandboxProcess, settings: Any, live_server: Any) -> CatalogWorld:
+    """The sandbox with the seller's platform account and database; the app's base URL is
+    the live server's, so the platform's export delivers to it and its import reads the
+    listing-status file from it."""
+    settings.APP_BASE_URL = live_server.url
+    return catalog_world_create(sandbox, settings)
+
+
+@pytest.fixture
+def eager() -> Any:
+    """Celery tasks run at once, in the caller (ingestion after a delivery)."""
+    from marketplace.celery import app
+
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = previous

@@ -12,26 +12,9 @@ from playwright.sync_api import Page, expect
 
 from marketplace.catalog.models import FeedRun
 from sellers.models import Seller
-from tests.catalog.platform import API_USER, api_sign_in, catalog_world_create, wait_for
-from tests.sandbox_process import SandboxProcess
+from tests.catalog.platform import API_USER, api_sign_in, wait_for
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-def world(sandbox: SandboxProcess, settings: Any, live_server: Any) -> Any:
-    settings.APP_BASE_URL = live_server.url
-    return catalog_world_create(sandbox, settings)
-
-
-@pytest.fixture
-def eager() -> Any:
-    from marketplace.celery import app
-
-    previous = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = previous
 
 
 def sign_in(page: Page, base: str, username: str, password: str) -> None:

@@ -20,29 +20,12 @@ from tests.catalog.platform import (
     API_USER,
     CatalogWorld,
     api_sign_in,
-    catalog_world_create,
     product,
     wait_for,
 )
 from tests.sandbox_process import SandboxProcess
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def world(sandbox: SandboxProcess, settings: Any, live_server: Any) -> CatalogWorld:
-    settings.APP_BASE_URL = live_server.url
-    return catalog_world_create(sandbox, settings)
-
-
-@pytest.fixture
-def eager() -> Any:
-    from marketplace.celery import app
-
-    previous = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = previous
 
 
 @pytest.fixture

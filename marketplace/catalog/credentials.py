@@ -1,0 +1,66 @@
+"""Rotating a seller's credentials: the feed's (the platform delivers the feed with them)
+and the listing-status file's (the platform's import fetches the file with them) rotate
+together, in one staff action.
+
+Each new password reaches the platform before its hash replaces the old one here, so a
+refused update leaves the working credentials in place; the platform's message is kept
+on the record whose update failed.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from django.views.decorators.debug import sensitive_variables
+
+from marketplace.catalog import feeds, imports
+from marketplace.catalog.access import platform_api
+from marketplace.catalog.errors import CatalogError, FeedNotSetUp
+from marketplace.catalog.models import CatalogSource
+from marketplace.catalog.status_file import status_password_hash
+from marketplace.platform.errors import PlatformError
+
+
+@sensitive_variables("feed_password", "status_password")
+def catalog_credentials_rotate(*, source: CatalogSource) -> CatalogSource:
+    """New passwords for the feed and, when set up, the status file. Raises
+    ``CatalogError`` (with the platform's words) when either update was refused."""
+    if not source.has_feed:
+        raise FeedNotSetUp("This seller has no feed yet.")
+    feed_password = secrets.token_urlsafe(32)
+    try:
+        with platform_api(hold_wait=feeds.HOLD_WAIT, seller_id=source.seller_id) as api:
+            answer = api.exports.update(
+                db_id=source.db_id,
+                export_id=source.export_id,
+                changes={"username": source.feed_username, "password": feed_password},
+            )
+        if str(answer.get("username", "")) != source.feed_username:
+            raise CatalogError("The platform did not keep the feed's new credentials.")
+    except (CatalogError, PlatformError) as exc:
+        raise feeds._record_error(source, "Rotating the feed's credentials failed", exc) from exc
+    source.feed_password_hash = feeds.feed_password_hash(feed_password)
+    feeds._clear_error(source)
+    source.save()
+
+    status_import = imports.status_import_of(source)
+    if not status_import.is_active:
+        return source
+    status_password = secrets.token_urlsafe(32)
+    try:
+        with platform_api(hold_wait=feeds.HOLD_WAIT, seller_id=source.seller_id) as api:
+            answer = api.imports.update(
+                db_id=source.db_id,
+                import_id=status_import.import_id,
+                changes={"username": status_import.username, "password": status_password},
+            )
+        if str(answer.get("username", "")) != status_import.username:
+            raise CatalogError("The platform did not keep the status file's new credentials.")
+    except (CatalogError, PlatformError) as exc:
+        raise imports._record_error(
+            status_import, "Rotating the status file's credentials failed", exc
+        ) from exc
+    status_import.password_hash = status_password_hash(status_password)
+    imports._clear_error(status_import)
+    status_import.save()
+    return source

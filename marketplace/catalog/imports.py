@@ -1,0 +1,478 @@
+"""The listing-status import: a join import in the seller's platform database that reads
+our listing-status file and adds its columns to the seller's rows.
+
+Set up right after the catalog feed (and by a staff retry when that failed): fresh
+per-seller credentials for the status file, then at the platform create the import,
+set its delimiters, its file map (source keys hex-encoded: the file's column names
+carry spaces and accents) and its schedule, and read it back: anything the platform
+does not hold as sent is an error. A failure after the create deletes the import; if
+even that fails, its id is kept for the cleanup sweep and shown to staff. The
+platform's message of any refusal is kept on the import's record for the staff pages.
+
+The platform fetches the status file while we set the file map (it checks the mapped
+columns against the file's header), so the credentials are stored before the first call.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import secrets
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from django.conf import settings
+from django.urls import reverse
+from django.utils import timezone
+
+from marketplace.catalog import feeds
+from marketplace.catalog.access import platform_api
+from marketplace.catalog.errors import ApiAccessNeeded, CatalogError, FeedNotSetUp
+from marketplace.catalog.models import CatalogSource, StatusImport
+from marketplace.catalog.status_file import COLUMNS, DEFAULT_TARGETS, status_password_hash
+from marketplace.platform.errors import PlatformError, PlatformRejected
+from marketplace.platform.imports import Delimiters, file_map_body, file_map_decoded
+
+logger = logging.getLogger(__name__)
+
+HOLD_WAIT = feeds.HOLD_WAIT
+# How the status file is written (status_file.py): UTF-8, comma, '"' doubled inside.
+DELIMITERS = Delimiters(encoding="UTF-8", separator=",", enclosure='"', escaper='"')
+# Fetch attempts per run, the pause between them and the per-attempt timeout (seconds).
+FETCH = {"timeout": "60", "max_attempts": "3", "time_between_attempts": "30"}
+# Hourly at minute 15: after the nightly feed, sellers see a new status within the hour.
+DEFAULT_SCHEDULE = {"day": "*", "hour": "*", "minute": "15"}
+# The platform's rule for target field names (pinned decision of issue 13).
+FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+
+
+@dataclass(frozen=True)
+class ImportSchedule:
+    day: str = DEFAULT_SCHEDULE["day"]
+    hour: str = DEFAULT_SCHEDULE["hour"]
+    minute: str = DEFAULT_SCHEDULE["minute"]
+
+
+# --- what we ask the platform for ---------------------------------------------------------
+
+
+def status_file_url(status_key: str) -> str:
+    path = reverse("catalog_status:listing_status", kwargs={"status_key": status_key})
+    return settings.APP_BASE_URL.rstrip("/") + path
+
+
+def join_key_of(source: CatalogSource) -> str:
+    """The seller's field that feeds the feed's SKU column: the rows' join key."""
+    for column, field in source.export_fields or []:
+        if column == "sku" and field:
+            return str(field)
+    raise CatalogError("The feed maps no field to the SKU column: the status file cannot join.")
+
+
+def targets_validate(*, source: CatalogSource, targets: dict[str, str]) -> dict[str, str]:
+    """``{role: field}`` for every status column but the SKU, checked: valid field names,
+    all different, and none the feed reads (the import would overwrite the seller's data).
+    Raises ``CatalogError`` naming every problem."""
+    fed = {str(field) for _, field in source.export_fields or [] if field}
+    problems = []
+    cleaned: dict[str, str] = {}
+    for role, header in COLUMNS:
+        if role == "sku":
+            continue
+        target = str(targets.get(role) or DEFAULT_TARGETS[role]).strip()
+        if not FIELD_NAME.match(target):
+            problems.append(
+                f"“{target}” ({header}) is not a field name: letters, digits and _, "
+                "not starting with a digit, at most 64"
+            )
+        elif target in fed:
+            problems.append(
+                f"“{target}” ({header}) is a field the feed reads: the import would overwrite it"
+            )
+        elif target in cleaned.values():
+            problems.append(f"“{target}” is used twice")
+        cleaned[role] = target
+    if problems:
+        raise CatalogError("Target fields: " + "; ".join(problems))
+    return cleaned
+
+
+def status_maps(*, join_key: str, targets: dict[str, str]) -> dict[str, str]:
+    """{the file's column name: the seller's field}: the SKU column onto the join key."""
+    return {header: join_key if role == "sku" else targets[role] for role, header in COLUMNS}
+
+
+def import_settings(
+    *, source: CatalogSource, status_key: str, username: str, password: str, join_key: str
+) -> dict[str, Any]:
+    """The import we create (and update on credential rotation). Pinned decisions: a
+    ``join_info`` import reading a ``url`` source."""
+    return {
+        "name": f"Marketplace listing status ({settings.DJANGO_ENV}, seller {source.seller_id})",
+        "join_type": "join_info",
+        "file_name": "listing-status.csv",
+        "file_location": "url",
+        "url": status_file_url(status_key),
+        "username": username,
+        "password": password,
+        "join_key": join_key,
+        **FETCH,
+        "tags": ["marketplace", "listing-status"],
+    }
+
+
+def import_differences(
+    *, sent: dict[str, Any], maps: dict[str, str], cron: str | None, got: dict[str, Any]
+) -> list[str]:
+    """Names of what the platform does not hold as we sent it (never the password)."""
+    differences = [
+        key
+        for key in ("name", "join_type", "url", "username", "join_key")
+        if str(got.get(key, "")) != str(sent[key])
+    ]
+    file_map = got.get("file_map")
+    file_map = file_map if isinstance(file_map, dict) else {}
+    if file_map.get("maps") != maps:
+        differences.append("file_map maps")
+    for key in ("encoding", "separator", "enclosure", "escaper"):
+        if str(file_map.get(key, "")) != getattr(DELIMITERS, key):
+            differences.append(f"file_map {key}")
+    if (got.get("cron") or None) != (cron or None):
+        differences.append("cron")
+    return differences
+
+
+# --- records and errors -------------------------------------------------------------------
+
+
+def status_import_of(source: CatalogSource) -> StatusImport:
+    status_import, _ = StatusImport.objects.get_or_create(source=source)
+    return status_import
+
+
+def _record_error(status_import: StatusImport, prefix: str, exc: Exception) -> CatalogError:
+    message = feeds._message(prefix, exc)
+    status_import.last_error = message[:500]
+    status_import.last_error_at = timezone.now()
+    status_import.save(update_fields=["last_error", "last_error_at", "updated_at"])
+    return ApiAccessNeeded(message) if isinstance(exc, ApiAccessNeeded) else CatalogError(message)
+
+
+def _clear_error(status_import: StatusImport) -> None:
+    status_import.last_error = ""
+    status_import.last_error_at = None
+
+
+def _require_import(status_import: StatusImport) -> None:
+    if not status_import.is_active:
+        raise FeedNotSetUp("This seller's listing-status import is not set up.")
+
+
+def _flag(value: Any) -> bool:
+    return str(value) in ("1", "true", "True")
+
+
+def _import_delete(source: CatalogSource, import_id: str) -> bool:
+    """Delete at the platform; already gone counts as done. False when it failed."""
+    try:
+        with platform_api(hold_wait=HOLD_WAIT, seller_id=source.seller_id) as api:
+            api.imports.delete(db_id=source.db_id, import_id=import_id)
+    except PlatformRejected as exc:
+        if exc.status == 404:
+            return True
+        logger.warning("could not delete import %s of db %s: %s", import_id, source.db_id, exc)
+        return False
+    except (CatalogError, PlatformError) as exc:
+        logger.warning("could not delete import %s of db %s: %s", import_id, source.db_id, exc)
+        return False
+    return True
+
+
+def _import_orphan_find(source: CatalogSource, *, url: str) -> str:
+    """The id of the import reading ``url`` (one set-up attempt's), or ""."""
+    try:
+        with platform_api(hold_wait=HOLD_WAIT, seller_id=source.seller_id) as api:
+            for found in api.imports.list(db_id=source.db_id):
+                if str(found.get("url", "")) == url and found.get("id"):
+                    return str(found["id"])
+    except (CatalogError, PlatformError) as exc:
+        logger.warning("could not look for an orphan import in db %s: %s", source.db_id, exc)
+    return ""
+
+
+# --- services -------------------------------------------------------------------------------
+
+
+def status_import_provision(
+    *,
+    source: CatalogSource,
+    targets: dict[str, str] | None = None,
+    schedule: ImportSchedule | None = None,
+) -> StatusImport:
+    """Create, map, schedule and check the seller's listing-status import; record it only
+    when all held. Raises ``CatalogError`` with the platform's words otherwise."""
+    status_import = status_import_of(source)
+    if status_import.is_active:
+        raise CatalogError("The listing-status import is already set up: change or remove it.")
+    if not source.has_feed:
+        raise FeedNotSetUp("Set up the catalog feed first: the status file follows its SKUs.")
+    schedule = schedule or ImportSchedule()
+    try:
+        join_key = join_key_of(source)
+        cleaned = targets_validate(source=source, targets=targets or status_import.targets or {})
+    except CatalogError as exc:
+        raise _record_error(
+            status_import, "Setting up the listing-status import failed", exc
+        ) from exc
+    status_key = secrets.token_urlsafe(18)
+    username = f"status-{source.seller_id}"
+    password = secrets.token_urlsafe(32)
+    # Stored before any call: the platform fetches the file while we set the file map.
+    status_import.state = StatusImport.State.PROVISIONING
+    status_import.import_id = ""
+    status_import.status_key = status_key
+    status_import.username = username
+    status_import.password_hash = status_password_hash(password)
+    status_import.join_key = join_key
+    status_import.targets = cleaned
+    status_import.save()
+    body = import_settings(
+        source=source,
+        status_key=status_key,
+        username=username,
+        password=password,
+        join_key=join_key,
+    )
+    maps = status_maps(join_key=join_key, targets=cleaned)
+    import_id = ""
+    try:
+        with platform_api(hold_wait=HOLD_WAIT, seller_id=source.seller_id) as api:
+            import_id = str(api.imports.create(db_id=source.db_id, settings=body)["id"])
+            api.imports.delimiters(db_id=source.db_id, import_id=import_id, delimiters=DELIMITERS)
+            _file_map_put(api, source=source, import_id=import_id, maps=maps)
+            answer = api.imports.schedule(
+                db_id=source.db_id, import_id=import_id, **asdict(schedule)
+            )
+            stored = api.imports.get(db_id=source.db_id, import_id=import_id)
+            differences = import_differences(
+                sent=body, maps=maps, cron=answer.get("cron"), got=stored
+            )
+            if differences:
+                raise CatalogError(
+                    "The platform did not keep the listing-status import as asked ("
+                    + ", ".join(differences)
+                    + "); it was removed again."
+                )
+    except (CatalogError, PlatformError) as exc:
+        if not import_id and isinstance(exc, PlatformError) and not isinstance(
+            exc, PlatformRejected
+        ):
+            # The create's answer was lost (timeout, 5xx, unreadable): the import may exist
+            # all the same. Its URL holds this attempt's fresh status key.
+            import_id = _import_orphan_find(source, url=body["url"])
+        if import_id and not _import_delete(source, import_id):
+            status_import.cleanup_id = import_id
+        status_import.state = StatusImport.State.FAILED
+        status_import.status_key = None
+        status_import.password_hash = ""
+        status_import.save()
+        raise _record_error(
+            status_import, "Setting up the listing-status import failed", exc
+        ) from exc
+    status_import.state = StatusImport.State.ACTIVE
+    status_import.import_id = import_id
+    status_import.cron = str(answer.get("cron") or "")
+    status_import.paused = _flag(answer.get("paused", "0"))
+    status_import.provisioned_at = timezone.now()
+    _store_platform_view(status_import, stored)
+    _clear_error(status_import)
+    status_import.save()
+    return status_import
+
+
+def _file_map_put(api: Any, *, source: CatalogSource, import_id: str, maps: dict[str, str]) -> None:
+    """Put the file map (hex keys) and check the platform decoded our column names."""
+    answer = api.imports.file_map(
+        db_id=source.db_id,
+        import_id=import_id,
+        body=file_map_body(delimiters=DELIMITERS, maps=maps, ignore_join={}),
+    )
+    decoded = file_map_decoded(answer).get("maps")
+    if decoded != maps:
+        raise CatalogError(
+            "The platform read the file map's columns differently from what we sent "
+            f"({sorted(decoded or {})!r})."
+        )
+
+
+def status_import_targets_set(*, source: CatalogSource, targets: dict[str, str]) -> StatusImport:
+    """Staff changed the target fields: put the file map again and read it back."""
+    status_import = status_import_of(source)
+    prefix = "Changing the target fields failed"
+    try:
+        cleaned = targets_validate(source=source, targets=targets)
+    except CatalogError as exc:
+        raise _record_error(status_import, prefix, exc) from exc
+    if not status_import.is_active:
+        # Nothing at the platform yet: the next set-up uses them.
+        status_import.targets = cleaned
+        status_import.save(update_fields=["targets", "updated_at"])
+        return status_import
+    maps = status_maps(join_key=status_import.join_key, targets=cleaned)
+    try:
+        with platform_api(hold_wait=HOLD_WAIT, seller_id=source.seller_id) as api:
+            _file_map_put(api, source=source, import_id=status_import.import_id, maps=maps)
+            stored = api.imports.get(db_id=source.db_id, import_id=status_import.import_id)
+        held = stored.get("file_map") if isinstance(stored.get("file_map"), dict) else {}
+        if held.get("maps") != maps:
+            raise CatalogError("The platform did not keep the new target fields.")
+    except (CatalogError, PlatformError) as exc:
+        raise _record_error(status_import, prefix, exc) from exc
+    status_import.targets = cleaned
+    _store_platform_view(status_import, stored)
+    _clear_error(status_import)
+    status_import.save()
+    return status_import
+
+
+def status_import_schedule_set(
+    *, source: CatalogSource, day: str, hour: str, minute: str, paused: bool
+) -> StatusImport:
+    status_import = status_import_of(source)
+    _require_import(status_import)
+    try:
+        with platform_api(hold_wait=HOLD_WAIT, seller_id=source.seller_id) as api:
+            answer = api.imports.schedule(
+                db_id=source.db_id,
+                import_id=status_import.import_id,
+                day=day,
+                hour=hour,
+                minute=minute,
+                paused=paused,
+            )
+    except (CatalogError, PlatformError) as exc:
+        raise _record_error(status_import, "Changing the import's schedule failed", exc) from exc
+    status_import.cron = str(answer.get("cron") or "")
+    status_import.paused = _flag(answer.get("paused", "0"))
+    _clear_error(status_import)
+    status_import.save()
+    return status_import
+
+
+def status_import_remove(*, source: CatalogSource) -> StatusImport:
+    """Delete the import at the platform (404 counts as gone) and forget it here; a
+    delete that fails is left to the cleanup sweep (the file stops answering at once)."""
+    status_import = status_import_of(source)
+    import_id = status_import.import_id
+    if import_id and not _import_delete(source, import_id):
+        status_import.cleanup_id = import_id
+    status_import.state = StatusImport.State.NONE
+    status_import.import_id = ""
+    status_import.status_key = None
+    status_import.username = ""
+    status_import.password_hash = ""
+    status_import.cron = ""
+    status_import.platform_status = ""
+    status_import.last_download_time = ""
+    status_import.last_log = {}
+    _clear_error(status_import)
+    status_import.save()
+    return status_import
+
+
+def _store_platform_view(status_import: StatusImport, stored: dict[str, Any]) -> None:
+    status_import.platform_status = str(stored.get("status") or "")[:20]
+    status_import.last_download_time = str(stored.get("last_download_time") or "")[:32]
+    last_log = stored.get("last_log")
+    status_import.last_log = last_log if isinstance(last_log, dict) else {}
+    if "cron" in stored:
+        status_import.cron = str(stored.get("cron") or "")
+    if "paused" in stored:
+        status_import.paused = _flag(stored.get("paused"))
+    status_import.status_checked_at = timezone.now()
+
+
+def status_import_status_refresh(*, source: CatalogSource) -> StatusImport:
+    """Read the import's status, last download, last run log and schedule."""
+    status_import = status_import_of(source)
+    _require_import(status_import)
+    with platform_api(seller_id=source.seller_id) as api:
+        stored = api.imports.get(db_id=source.db_id, import_id=status_import.import_id)
+    _store_platform_view(status_import, stored)
+    status_import.save(
+        update_fields=[
+            "platform_status",
+            "last_download_time",
+            "last_log",
+            "cron",
+            "paused",
+            "status_checked_at",
+            "updated_at",
+        ]
+    )
+    return status_import
+
+
+def status_import_status_sweep() -> int:
+    """Refresh every import's platform view; stops at once while sign-in is needed."""
+    done = 0
+    for status_import in StatusImport.objects.filter(
+        state=StatusImport.State.ACTIVE
+    ).select_related("source"):
+        try:
+            status_import_status_refresh(source=status_import.source)
+        except ApiAccessNeeded:
+            return done
+        except (CatalogError, PlatformError) as exc:
+            logger.warning("import status of seller %s: %s", status_import.source.seller_id, exc)
+            continue
+        done += 1
+    return done
+
+
+def status_import_cleanup_sweep() -> int:
+    """Delete the imports a failed set-up or removal left at the platform."""
+    done = 0
+    for status_import in StatusImport.objects.exclude(cleanup_id="").select_related("source"):
+        try:
+            with platform_api(seller_id=status_import.source.seller_id) as api:
+                api.imports.delete(
+                    db_id=status_import.source.db_id, import_id=status_import.cleanup_id
+                )
+        except ApiAccessNeeded:
+            return done
+        except PlatformRejected as exc:
+            if exc.status != 404:
+                logger.warning("cleanup of import %s: %s", status_import.cleanup_id, exc)
+                continue
+        except (CatalogError, PlatformError) as exc:
+            logger.warning("cleanup of import %s: %s", status_import.cleanup_id, exc)
+            continue
+        StatusImport.objects.filter(
+            pk=status_import.pk, cleanup_id=status_import.cleanup_id
+        ).update(cleanup_id="", updated_at=timezone.now())
+        done += 1
+    return done
+
+
+# --- the catalog feed and its import together ----------------------------------------------
+
+
+def catalog_feed_provision(
+    *, source: CatalogSource, feed: feeds.FeedSettings
+) -> tuple[CatalogSource, str]:
+    """Set up the feed, then right after it the listing-status import. The feed stands
+    even when the import fails (staff retry it); returns the import's error, if any."""
+    source = feeds.feed_provision(source=source, feed=feed)
+    try:
+        status_import_provision(source=source)
+    except CatalogError as exc:
+        return source, str(exc)
+    return source, ""
+
+
+def catalog_feed_remove(*, source: CatalogSource) -> CatalogSource:
+    """Remove the feed, then its import (a failed import delete is left to the sweep)."""
+    source = feeds.feed_remove(source=source)
+    status_import_remove(source=source)
+    return source

@@ -1,0 +1,47 @@
+"""Received feed files are kept for a while after their run ended, then deleted.
+
+A file is what a failed run is retried from, and what staff look at when a seller asks
+why a product changed, so it is kept ``FEED_FILE_RETENTION_DAYS`` after it arrived.
+The run's row stays (its counts and rejections are the history); only the file goes,
+and ``file_path`` is emptied so the page and the retry say so.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from marketplace.catalog.ingest import feed_storage
+from marketplace.catalog.models import FeedRun
+
+logger = logging.getLogger(__name__)
+
+ENDED = (FeedRun.Status.SUCCEEDED, FeedRun.Status.FAILED)
+
+
+def feed_files_prune(*, now: datetime | None = None, batch_size: int = 500) -> int:
+    """Delete the files of ended runs older than the retention; returns how many."""
+    cutoff = (now or timezone.now()) - timedelta(days=settings.FEED_FILE_RETENTION_DAYS)
+    storage = feed_storage()
+    pruned = 0
+    while True:
+        # The partial index feedrun_file_kept holds only runs that still have a file,
+        # so each pass reads what is left to prune, never the whole history.
+        runs = list(
+            FeedRun.objects.filter(received_at__lt=cutoff, status__in=ENDED)
+            .exclude(file_path="")
+            .order_by("received_at")
+            .values_list("id", "file_path")[:batch_size]
+        )
+        if not runs:
+            return pruned
+        for run_id, path in runs:
+            try:
+                storage.delete(path)  # a file already gone is not an error
+            except OSError:
+                logger.exception("feed run %s: could not delete %s", run_id, path)
+        FeedRun.objects.filter(id__in=[run_id for run_id, _ in runs]).update(file_path="")
+        pruned += len(runs)

@@ -1,0 +1,47 @@
+"""The listing-status file the platform's import fetches:
+``GET /catalog/status/<status_key>/listing-status.csv`` with HTTP Basic (the seller's
+status-file credentials, given only to the import). Streamed: 100k listings never sit in
+memory."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.views.decorators.debug import sensitive_variables
+from django.views.decorators.http import require_GET
+
+from marketplace.catalog.receive_views import _basic_credentials
+from marketplace.catalog.status_access import (
+    StatusFileUnauthorized,
+    StatusFileUnknown,
+    status_import_authenticate,
+)
+from marketplace.catalog.status_file import status_csv_chunks
+
+
+def _unauthorized() -> HttpResponse:
+    response = JsonResponse({"status": "fail", "message": "authentication required"}, status=401)
+    response["WWW-Authenticate"] = 'Basic realm="listing status", charset="UTF-8"'
+    return response
+
+
+@require_GET
+@sensitive_variables("credentials")
+def listing_status(request: HttpRequest, status_key: str) -> HttpResponse:
+    credentials = _basic_credentials(request)
+    try:
+        status_import = status_import_authenticate(
+            status_key=status_key,
+            username=credentials[0] if credentials else None,
+            password=credentials[1] if credentials else None,
+        )
+    except StatusFileUnknown:
+        return JsonResponse({"status": "fail", "message": "not found"}, status=404)
+    except StatusFileUnauthorized:
+        return _unauthorized()
+    response = StreamingHttpResponse(
+        status_csv_chunks(seller_id=status_import.source.seller_id),
+        content_type="text/csv; charset=utf-8",
+    )
+    response["Content-Disposition"] = 'attachment; filename="listing-status.csv"'
+    response["Cache-Control"] = "no-store"
+    return response

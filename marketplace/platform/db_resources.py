@@ -1,0 +1,70 @@
+"""What the Platform API's exports and imports of a seller's database share: their paths
+(``/dbs/{db_id}/<resource>/{id}…``), reading one object or a list out of an answer, and
+the schedule call (``day``/``hour``/``minute`` and/or ``paused`` → ``{"cron", "paused"}``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+from marketplace.platform.errors import PlatformMalformedResponse
+from marketplace.platform.transport import ApiKeyTransport
+
+
+def segment(value: str | int) -> str:
+    return quote(str(value), safe="")
+
+
+def flag(value: bool) -> str:
+    return "1" if value else "0"
+
+
+class DatabaseResourceApi:
+    resource = ""  # "exports", "imports"
+    singular = ""  # "export", "import": also the key of a wrapped answer
+
+    def __init__(self, transport: ApiKeyTransport) -> None:
+        self.transport = transport
+
+    def _path(self, db_id: str, item_id: str | None = None, tail: str = "") -> str:
+        path = f"/dbs/{segment(db_id)}/{self.resource}"
+        if item_id is not None:
+            path += f"/{segment(item_id)}"
+        return path + tail
+
+    def _one(self, data: Any) -> dict[str, Any]:
+        if isinstance(data, dict) and isinstance(data.get(self.singular), dict):
+            data = data[self.singular]  # tolerate a wrapped object
+        if not isinstance(data, dict) or data.get("id") in (None, ""):
+            raise PlatformMalformedResponse(f"{self.singular} answer without an id", status=200)
+        return data
+
+    @staticmethod
+    def _list(data: Any, what: str) -> list[dict[str, Any]]:
+        if not isinstance(data, list):
+            raise PlatformMalformedResponse(f"{what} answer is not a list", status=200)
+        return [item for item in data if isinstance(item, dict)]
+
+    def _schedule(
+        self,
+        db_id: str,
+        item_id: str,
+        *,
+        day: str | None,
+        hour: str | None,
+        minute: str | None,
+        paused: bool | None,
+    ) -> dict[str, Any]:
+        """Set (or with ``-1`` in all three, unset) the cron and/or pause it."""
+        body: dict[str, str] = {}
+        if day is not None:
+            body.update(day=str(day), hour=str(hour), minute=str(minute))
+        if paused is not None:
+            body["paused"] = flag(paused)
+        data = self.transport.request(
+            "PUT", self._path(db_id, item_id, "/schedule"), json_body=body
+        )
+        if not isinstance(data, dict) or "cron" not in data:
+            raise PlatformMalformedResponse("schedule answer without cron", status=200)
+        return data
