@@ -49,10 +49,11 @@ run: seed
 sandbox: install
 	$(PY) -m sandbox serve --port $(SANDBOX_PORT)
 
-## make test: ruff + the whole pytest suite (Postgres/Redis when DATABASE_URL/REDIS_URL are set).
+## make test: ruff + migration checks (app and sandbox) + the whole pytest suite (Postgres/Redis when DATABASE_URL/REDIS_URL are set).
 test: install-dev
 	$(BIN)/ruff check .
 	$(PY) manage.py makemigrations --check --dry-run -v 1
+	DJANGO_SETTINGS_MODULE=sandbox.settings $(PY) -m django makemigrations --check --dry-run -v 1
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: install-dev

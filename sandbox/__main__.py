@@ -33,7 +33,7 @@ def _parser() -> argparse.ArgumentParser:
         "--retry-grace-seconds",
         type=float,
         default=None,
-        help="in-flight grace after a 429/503 before an early retry counts (default 0.15)",
+        help="in-flight grace after a 429/503 before an early retry counts (default 0.4)",
     )
 
     client = commands.add_parser("register-client", help="create or update a marketplace client")

@@ -5,9 +5,13 @@ authorize page) is a 429 or 503 with ``Retry-After`` or ``X-Rate-Limit-Reset``, 
 sandbox remembers, per (client, seller) of the bearer grant, when it sent that answer and
 until when the client must wait. A later request for the same seller arriving inside
 that window is an ``early_retry`` violation, except calls already in flight: a request
-that arrived before the answer was sent is fine, and so is one arriving within the
-grace after it (``switches.retry_grace_seconds``, default 0.15 s: sent on loopback
-before the client could read the 429). Wall-clock seconds, as the headers are.
+that arrived before the answer was sent is fine, and so is one from another caller
+arriving within the grace after it (``switches.retry_grace_seconds``, default 0.4 s:
+a sibling thread or worker may have sent it before any of them could read the 429, and
+a loaded machine delays that reading). Two arrivals get no grace, because they were
+certainly sent after the client read the answer: one on the same keep-alive connection
+(HTTP/1.1 sends a request only after the previous answer), and the same method and path
+again (the retry itself). Wall-clock seconds, as the headers are.
 """
 
 import threading
@@ -35,6 +39,18 @@ class Wait:
     until: float
     status: int
     request_id: str
+    # Who got the answer: its TCP connection and the request it answered.
+    connection: tuple[str, str] = ("", "")
+    target: tuple[str, str] = ("", "")
+
+
+def _connection(request: HttpRequest) -> tuple[str, str]:
+    # gunicorn puts the peer's port in the environ; without it, no connection is known.
+    return (request.META.get("REMOTE_ADDR", ""), str(request.META.get("REMOTE_PORT", "")))
+
+
+def _target(request: HttpRequest) -> tuple[str, str]:
+    return (request.method or "", request.path)
 
 
 class WaitBook:
@@ -52,7 +68,14 @@ class WaitBook:
         sent_at = time.time()
         until = wait_until(response, sent_at=sent_at)
         if until is not None:
-            wait = Wait(sent_at, until, response.status_code, request.sandbox_request_id)
+            wait = Wait(
+                sent_at,
+                until,
+                response.status_code,
+                request.sandbox_request_id,
+                connection=_connection(request),
+                target=_target(request),
+            )
             with self._lock:
                 self._waits.setdefault(key, []).append(wait)
 
@@ -60,7 +83,7 @@ class WaitBook:
         self, key: Hashable, request: HttpRequest, *, arrived_at: float, seller: str, client_id: str
     ) -> None:
         """Before answering: count the request as an early retry if it breaks a wait."""
-        wait = self._breached(key, arrived_at)
+        wait = self._breached(key, request, arrived_at)
         if wait is None:
             return
         violations.violation_record(
@@ -76,9 +99,16 @@ class WaitBook:
             ),
         )
 
-    def _breached(self, key: Hashable, arrived_at: float) -> Wait | None:
+    def _breached(self, key: Hashable, request: HttpRequest, arrived_at: float) -> Wait | None:
         """The wait this arrival breaks (the longest if several); forgets waits that are over."""
-        grace = switches.current.retry_grace_seconds
+        connection, target = _connection(request), _target(request)
+
+        def grace(wait: Wait) -> float:
+            same_connection = connection[1] != "" and wait.connection == connection
+            if same_connection or wait.target == target:
+                return 0.0
+            return switches.current.retry_grace_seconds
+
         now = time.time()
         with self._lock:
             waits = [w for w in self._waits.get(key, []) if w.until > now]
@@ -86,7 +116,7 @@ class WaitBook:
                 self._waits[key] = waits
             else:
                 self._waits.pop(key, None)
-        breached = [w for w in waits if w.sent_at + grace < arrived_at < w.until]
+        breached = [w for w in waits if w.sent_at + grace(w) < arrived_at < w.until]
         return max(breached, key=lambda w: w.until) if breached else None
 
     def reset(self) -> None:

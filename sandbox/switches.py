@@ -11,10 +11,11 @@ from dataclasses import dataclass
 # Requests a client had already sent when a 429/503 left may land just after it: this
 # long after sending, they are not counted as early retries. Arrival is taken in the
 # middleware, after gunicorn's thread picked the request up: on two loaded cores a call a
-# sender thread had started before its sibling's 503 came back was seen 56 ms after it
-# (the soak); 0.15 s keeps that out, and a client that keeps calling through a 1 s wait
-# is still caught.
-DEFAULT_RETRY_GRACE_SECONDS = 0.15
+# sender thread had started before its sibling's 503 came back was seen 56 ms, and once
+# 166 ms, after it (soak smoke with the machine loaded). 0.4 s keeps those out; the retry
+# itself and a request on the same connection get no grace at all (retry_watch), and a
+# client that keeps calling through a 1 s wait is still caught.
+DEFAULT_RETRY_GRACE_SECONDS = 0.4
 
 
 def _initial_auto_ship() -> float | None:
