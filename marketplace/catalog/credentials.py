@@ -38,9 +38,9 @@ def catalog_credentials_rotate(*, source: CatalogSource) -> CatalogSource:
         if str(answer.get("username", "")) != source.feed_username:
             raise CatalogError("The platform did not keep the feed's new credentials.")
     except (CatalogError, PlatformError) as exc:
-        raise feeds._record_error(source, "Rotating the feed's credentials failed", exc) from exc
+        raise feeds.record_error(source, "Rotating the feed's credentials failed", exc) from exc
     source.feed_password_hash = feeds.feed_password_hash(feed_password)
-    feeds._clear_error(source)
+    feeds.clear_error(source)
     source.save()
 
     status_import = imports.status_import_of(source)
@@ -57,10 +57,10 @@ def catalog_credentials_rotate(*, source: CatalogSource) -> CatalogSource:
         if str(answer.get("username", "")) != status_import.username:
             raise CatalogError("The platform did not keep the status file's new credentials.")
     except (CatalogError, PlatformError) as exc:
-        raise imports._record_error(
+        raise imports.import_error_record(
             status_import, "Rotating the status file's credentials failed", exc
         ) from exc
     status_import.password_hash = status_password_hash(status_password)
-    imports._clear_error(status_import)
+    imports.import_error_clear(status_import)
     status_import.save()
     return source

@@ -107,17 +107,17 @@ def export_differences(sent: dict[str, Any], got: dict[str, Any]) -> list[str]:
     return differences
 
 
-def _record_error(source: CatalogSource, prefix: str, exc: Exception) -> CatalogError:
+def record_error(source: CatalogSource, prefix: str, exc: Exception) -> CatalogError:
     """Keep the failure (with the platform's words) on the seller's record; the error to
     raise keeps its kind, so callers can tell "sign in again" from other failures."""
-    message = _message(prefix, exc)
+    message = error_message(prefix, exc)
     source.last_error = message[:500]
     source.last_error_at = timezone.now()
     source.save(update_fields=["last_error", "last_error_at", "updated_at"])
     return ApiAccessNeeded(message) if isinstance(exc, ApiAccessNeeded) else CatalogError(message)
 
 
-def _clear_error(source: CatalogSource) -> None:
+def clear_error(source: CatalogSource) -> None:
     source.last_error = ""
     source.last_error_at = None
 
@@ -158,7 +158,7 @@ def feed_provision(*, source: CatalogSource, feed: FeedSettings) -> CatalogSourc
             # The create's answer was lost (timeout, 5xx, unreadable): the export may
             # exist all the same. Its receiving URL holds this attempt's fresh key.
             _export_orphans_delete(source, folder=body["host"])
-        raise _record_error(source, "Setting up the feed failed", exc) from exc
+        raise record_error(source, "Setting up the feed failed", exc) from exc
     source.feed_state = CatalogSource.FeedState.ACTIVE
     source.export_id = export_id
     source.feed_key = feed_key
@@ -171,12 +171,12 @@ def feed_provision(*, source: CatalogSource, feed: FeedSettings) -> CatalogSourc
     source.cron = str(schedule.get("cron") or "")
     source.paused = str(schedule.get("paused", "0")) in ("1", "true", "True")
     source.provisioned_at = timezone.now()
-    _clear_error(source)
+    clear_error(source)
     source.save()
     return source
 
 
-def _message(prefix: str, exc: Exception) -> str:
+def error_message(prefix: str, exc: Exception) -> str:
     if isinstance(exc, ApiAccessNeeded | CatalogError):
         return str(exc)
     if isinstance(exc, PlatformRejected):
@@ -225,10 +225,10 @@ def feed_schedule_set(
                 paused=paused,
             )
     except (CatalogError, PlatformError) as exc:
-        raise _record_error(source, "Changing the schedule failed", exc) from exc
+        raise record_error(source, "Changing the schedule failed", exc) from exc
     source.cron = str(answer.get("cron") or "")
     source.paused = str(answer.get("paused", "0")) in ("1", "true", "True")
-    _clear_error(source)
+    clear_error(source)
     source.save()
     return source
 
@@ -240,9 +240,9 @@ def feed_run_request(*, source: CatalogSource) -> str:
         with platform_api(hold_wait=HOLD_WAIT, seller_id=source.seller_id) as api:
             message = api.exports.run(db_id=source.db_id, export_id=source.export_id)
     except (CatalogError, PlatformError) as exc:
-        raise _record_error(source, "Starting a run failed", exc) from exc
+        raise record_error(source, "Starting a run failed", exc) from exc
     source.run_requested_at = timezone.now()
-    _clear_error(source)
+    clear_error(source)
     source.save()
     return message
 
@@ -255,9 +255,9 @@ def feed_remove(*, source: CatalogSource) -> CatalogSource:
             api.exports.delete(db_id=source.db_id, export_id=source.export_id)
     except PlatformRejected as exc:
         if exc.status != 404:
-            raise _record_error(source, "Removing the feed failed", exc) from exc
+            raise record_error(source, "Removing the feed failed", exc) from exc
     except (CatalogError, PlatformError) as exc:
-        raise _record_error(source, "Removing the feed failed", exc) from exc
+        raise record_error(source, "Removing the feed failed", exc) from exc
     source.feed_state = CatalogSource.FeedState.NONE
     source.export_id = ""
     source.feed_key = None
@@ -266,7 +266,7 @@ def feed_remove(*, source: CatalogSource) -> CatalogSource:
     source.cron = ""
     source.platform_status = ""
     source.platform_last_log = {}
-    _clear_error(source)
+    clear_error(source)
     source.save()
     return source
 

@@ -150,15 +150,15 @@ def status_import_of(source: CatalogSource) -> StatusImport:
     return status_import
 
 
-def _record_error(status_import: StatusImport, prefix: str, exc: Exception) -> CatalogError:
-    message = feeds._message(prefix, exc)
+def import_error_record(status_import: StatusImport, prefix: str, exc: Exception) -> CatalogError:
+    message = feeds.error_message(prefix, exc)
     status_import.last_error = message[:500]
     status_import.last_error_at = timezone.now()
     status_import.save(update_fields=["last_error", "last_error_at", "updated_at"])
     return ApiAccessNeeded(message) if isinstance(exc, ApiAccessNeeded) else CatalogError(message)
 
 
-def _clear_error(status_import: StatusImport) -> None:
+def import_error_clear(status_import: StatusImport) -> None:
     status_import.last_error = ""
     status_import.last_error_at = None
 
@@ -221,7 +221,7 @@ def status_import_provision(
         join_key = join_key_of(source)
         cleaned = targets_validate(source=source, targets=targets or status_import.targets or {})
     except CatalogError as exc:
-        raise _record_error(
+        raise import_error_record(
             status_import, "Setting up the listing-status import failed", exc
         ) from exc
     status_key = secrets.token_urlsafe(18)
@@ -264,8 +264,10 @@ def status_import_provision(
                     + "); it was removed again."
                 )
     except (CatalogError, PlatformError) as exc:
-        if not import_id and isinstance(exc, PlatformError) and not isinstance(
-            exc, PlatformRejected
+        if (
+            not import_id
+            and isinstance(exc, PlatformError)
+            and not isinstance(exc, PlatformRejected)
         ):
             # The create's answer was lost (timeout, 5xx, unreadable): the import may exist
             # all the same. Its URL holds this attempt's fresh status key.
@@ -276,7 +278,7 @@ def status_import_provision(
         status_import.status_key = None
         status_import.password_hash = ""
         status_import.save()
-        raise _record_error(
+        raise import_error_record(
             status_import, "Setting up the listing-status import failed", exc
         ) from exc
     status_import.state = StatusImport.State.ACTIVE
@@ -285,7 +287,7 @@ def status_import_provision(
     status_import.paused = _flag(answer.get("paused", "0"))
     status_import.provisioned_at = timezone.now()
     _store_platform_view(status_import, stored)
-    _clear_error(status_import)
+    import_error_clear(status_import)
     status_import.save()
     return status_import
 
@@ -312,7 +314,7 @@ def status_import_targets_set(*, source: CatalogSource, targets: dict[str, str])
     try:
         cleaned = targets_validate(source=source, targets=targets)
     except CatalogError as exc:
-        raise _record_error(status_import, prefix, exc) from exc
+        raise import_error_record(status_import, prefix, exc) from exc
     if not status_import.is_active:
         # Nothing at the platform yet: the next set-up uses them.
         status_import.targets = cleaned
@@ -327,10 +329,10 @@ def status_import_targets_set(*, source: CatalogSource, targets: dict[str, str])
         if held.get("maps") != maps:
             raise CatalogError("The platform did not keep the new target fields.")
     except (CatalogError, PlatformError) as exc:
-        raise _record_error(status_import, prefix, exc) from exc
+        raise import_error_record(status_import, prefix, exc) from exc
     status_import.targets = cleaned
     _store_platform_view(status_import, stored)
-    _clear_error(status_import)
+    import_error_clear(status_import)
     status_import.save()
     return status_import
 
@@ -351,10 +353,12 @@ def status_import_schedule_set(
                 paused=paused,
             )
     except (CatalogError, PlatformError) as exc:
-        raise _record_error(status_import, "Changing the import's schedule failed", exc) from exc
+        raise import_error_record(
+            status_import, "Changing the import's schedule failed", exc
+        ) from exc
     status_import.cron = str(answer.get("cron") or "")
     status_import.paused = _flag(answer.get("paused", "0"))
-    _clear_error(status_import)
+    import_error_clear(status_import)
     status_import.save()
     return status_import
 
@@ -375,7 +379,7 @@ def status_import_remove(*, source: CatalogSource) -> StatusImport:
     status_import.platform_status = ""
     status_import.last_download_time = ""
     status_import.last_log = {}
-    _clear_error(status_import)
+    import_error_clear(status_import)
     status_import.save()
     return status_import
 

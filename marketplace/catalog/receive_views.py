@@ -27,7 +27,7 @@ def _unauthorized() -> HttpResponse:
 
 
 @sensitive_variables("password", "decoded")
-def _basic_credentials(request: HttpRequest) -> tuple[str, str] | None:
+def basic_credentials(request: HttpRequest) -> tuple[str, str] | None:
     header = request.headers.get("Authorization", "")
     scheme, _, encoded = header.partition(" ")
     if scheme.lower() != "basic" or not encoded:
@@ -44,7 +44,7 @@ def _basic_credentials(request: HttpRequest) -> tuple[str, str] | None:
 @require_http_methods(["PUT"])
 @sensitive_variables("credentials")
 def receive(request: HttpRequest, feed_key: str, file_name: str) -> HttpResponse:
-    credentials = _basic_credentials(request)
+    credentials = basic_credentials(request)
     if credentials is None:
         return _unauthorized()
     try:

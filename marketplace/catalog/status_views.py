@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpRe
 from django.views.decorators.debug import sensitive_variables
 from django.views.decorators.http import require_GET
 
-from marketplace.catalog.receive_views import _basic_credentials
+from marketplace.catalog.receive_views import basic_credentials
 from marketplace.catalog.status_access import (
     StatusFileUnauthorized,
     StatusFileUnknown,
@@ -27,7 +27,7 @@ def _unauthorized() -> HttpResponse:
 @require_GET
 @sensitive_variables("credentials")
 def listing_status(request: HttpRequest, status_key: str) -> HttpResponse:
-    credentials = _basic_credentials(request)
+    credentials = basic_credentials(request)
     try:
         status_import = status_import_authenticate(
             status_key=status_key,
