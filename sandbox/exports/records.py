@@ -6,7 +6,7 @@ from sandbox import clock
 from sandbox.api_php.errors import ApiError
 from sandbox.catalog.models import CatalogDatabase
 from sandbox.exports.models import Export, ExportField, ExportLog
-from sandbox.exports.schedule import cron_from, next_run, paused_from
+from sandbox.exports.schedule import schedule_set
 from sandbox.exports.settings import export_fields_parse, settings_merge, xml_names_check
 
 
@@ -135,24 +135,8 @@ def export_update(*, export: Export, body: dict) -> Export:
     return export
 
 
-@transaction.atomic
 def export_schedule(*, export: Export, body: dict) -> dict:
-    sets, cron = cron_from(body)
-    paused = paused_from(body)
-    if not sets and paused is None:
-        raise ApiError("day, hour and minute, or paused: required")
-    export = Export.objects.select_for_update().get(id=export.id)
-    if sets:
-        export.cron = cron
-    if paused is not None:
-        export.paused = paused
-    export.next_run_time = (
-        next_run(export.cron, clock.now()) if export.cron and not export.paused else None
-    )
-    export.updated_at = clock.now()
-    export.save()
-    # The contract shows paused as a number here: {"cron": "m h * * d", "paused": 0}.
-    return {"cron": export.cron, "paused": 1 if export.paused else 0}
+    return schedule_set(model=Export, item_id=export.id, body=body)
 
 
 def export_for_db(*, db: CatalogDatabase, export_id: str) -> Export:

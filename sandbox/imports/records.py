@@ -8,7 +8,7 @@ from django.db import transaction
 from sandbox import clock
 from sandbox.api_php.errors import ApiError
 from sandbox.catalog.models import CatalogDatabase
-from sandbox.exports.schedule import cron_from, next_run, paused_from
+from sandbox.exports.schedule import schedule_set
 from sandbox.imports.fetch import FetchError, header_read
 from sandbox.imports.file_map import (
     NO_DELIMITERS,
@@ -109,24 +109,8 @@ def import_update(*, source: Import, body: dict) -> Import:
     return source
 
 
-@transaction.atomic
 def import_schedule(*, source: Import, body: dict) -> dict:
-    sets, cron = cron_from(body)
-    paused = paused_from(body)
-    if not sets and paused is None:
-        raise ApiError("day, hour and minute, or paused: required")
-    source = Import.objects.select_for_update().get(id=source.id)
-    if sets:
-        source.cron = cron
-    if paused is not None:
-        source.paused = paused
-    source.next_run_time = (
-        next_run(source.cron, clock.now()) if source.cron and not source.paused else None
-    )
-    source.updated_at = clock.now()
-    source.save()
-    # "As for exports" (the contract): {"cron": "m h * * d", "paused": 0}, a number.
-    return {"cron": source.cron, "paused": 1 if source.paused else 0}
+    return schedule_set(model=Import, item_id=source.id, body=body)
 
 
 @transaction.atomic
