@@ -10,6 +10,12 @@ flight when the answer came are the only ones that reach the platform early.
 The embargo lives in Redis when ``settings.REDIS_URL`` is set (Lua scripts with Redis's
 own clock, so workers' clocks do not matter) and in the database otherwise (or while
 Redis does not answer). It only ever grows: a shorter wait never cuts a longer one.
+
+Redis keeps nothing across a restart (the broker runs without persistence), and the soak
+saw what that costs: 21 calls sent inside waits the platform had asked for, right after
+a Redis restart. So every embargo is also written to the database (429/503s are rare;
+calls are not), and a marker key says Redis holds them: when a check finds the marker
+gone, the waits still running are copied back from the database before it answers.
 """
 
 from __future__ import annotations
@@ -39,7 +45,11 @@ end
 return current - now
 """
 
+# KEYS[2] is the marker: absent after a restart or a wipe, and then -1 says "restore".
 _REMAINING = """
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  return -1
+end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local current = tonumber(redis.call('GET', KEYS[1]) or '0')
@@ -70,6 +80,9 @@ def _key(holder: str) -> str:
     return f"embargo:{holder}"
 
 
+RESTORED_KEY = "embargo-marker:restored"
+
+
 def _redis_set(holder: str, wait_ms: int) -> float | None:
     """The hold now in force (seconds), or None when Redis is not used or not answering."""
     if not settings.REDIS_URL:
@@ -85,10 +98,31 @@ def _redis_remaining(holder: str) -> float | None:
     if not settings.REDIS_URL:
         return None
     try:
-        return int(_script(_REMAINING)(keys=[_key(holder)])) / 1000
+        remaining = int(_script(_REMAINING)(keys=[_key(holder), RESTORED_KEY]))
+        if remaining < 0:
+            _redis_restore()
+            remaining = int(_script(_REMAINING)(keys=[_key(holder), RESTORED_KEY]))
+        return max(0, remaining) / 1000
     except Exception:
         logger.warning("embargo: Redis unavailable, reading the database")
         return None
+
+
+def _redis_restore() -> None:
+    """Copy the waits still running from the database into Redis, then set the marker.
+    Workers doing this at once are harmless: a wait only ever grows."""
+    from marketplace.platform.models import HolderEmbargo
+
+    now = timezone.now()
+    restored = 0
+    running = HolderEmbargo.objects.filter(not_before__gt=now).values_list("holder", "not_before")
+    for holder, not_before in running.iterator(chunk_size=2000):
+        wait_ms = int((not_before - now).total_seconds() * 1000) + 1
+        _script(_SET)(keys=[_key(holder)], args=[wait_ms])
+        restored += 1
+    redis_client().set(RESTORED_KEY, "1")
+    if restored:
+        logger.warning("embargo: Redis had lost its waits; %s restored from the database", restored)
 
 
 def embargo_set(*, holder: str, seconds: float) -> float:
@@ -98,8 +132,10 @@ def embargo_set(*, holder: str, seconds: float) -> float:
         return embargo_remaining(holder=holder)
     # Round up to the millisecond: a wait cut short by rounding is an early retry.
     wait_ms = int(seconds * 1000) + 1
+    # The database copy first: it is what survives a Redis restart.
+    in_database = _db_set(holder, wait_ms / 1000)
     held = _redis_set(holder, wait_ms)
-    return held if held is not None else _db_set(holder, wait_ms / 1000)
+    return held if held is not None else in_database
 
 
 def embargo_remaining(*, holder: str) -> float:

@@ -43,8 +43,8 @@ class PlatformCall(models.Model):
 
 class HolderEmbargo(models.Model):
     """The platform asked us not to call for ``holder`` (a seller's order calls, or the
-    API user's calls) before ``not_before``. Used only when Redis is not configured or
-    not answering; see ``embargo.py``."""
+    API user's calls) before ``not_before``. Read when Redis is not configured or not
+    answering, and copied back into Redis after it lost its data; see ``embargo.py``."""
 
     holder = models.CharField(max_length=200, unique=True)
     not_before = models.DateTimeField()
@@ -52,6 +52,8 @@ class HolderEmbargo(models.Model):
 
     class Meta:
         ordering = ["holder"]
+        # The restore reads only the waits still running.
+        indexes = [models.Index(fields=["not_before"], name="holderembargo_not_before")]
 
     def __str__(self) -> str:
         return f"{self.holder} held until {self.not_before:%H:%M:%S}"

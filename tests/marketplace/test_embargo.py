@@ -41,6 +41,23 @@ def test_an_embargo_only_ever_grows(embargo_store: str, seller: Any) -> None:
     assert 4.5 < embargo_remaining(holder=seller_holder(seller.id)) <= 5.01
 
 
+def test_a_redis_restart_does_not_forget_a_wait_the_platform_asked_for(
+    settings: Any, seller: Any
+) -> None:
+    if not settings.REDIS_URL:
+        pytest.skip("REDIS_URL is not set")
+    from marketplace.redis_client import redis_client
+
+    holder = seller_holder(seller.id)
+    embargo_set(holder=holder, seconds=3)
+    # The broker's Redis restarts without persistence (the soak's incident): keys gone.
+    for key in redis_client().scan_iter("embargo*"):
+        redis_client().delete(key)
+
+    assert 2.5 < embargo_remaining(holder=holder) <= 3.01  # restored from the database
+    assert redis_client().exists(f"embargo:{holder}")  # and back in Redis for the others
+
+
 def puts(platform: Platform) -> list[dict[str, Any]]:
     return platform.requests(endpoint="put_order")
 
