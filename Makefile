@@ -43,7 +43,7 @@ run: seed
 	@echo "  Intake API docs:   http://127.0.0.1:$(APP_PORT)/api/intake/docs"
 	@echo "  Demo accounts are listed in README.md and were printed above. Ctrl-C stops everything."
 	@echo ""
-	$(BIN)/honcho start -f Procfile
+	$(PY) -m marketplace.run_stack start -f Procfile
 
 ## make sandbox: the platform sandbox alone.
 sandbox: install
