@@ -20,10 +20,14 @@ from marketplace.catalog.receiving import (
 )
 
 
-def _unauthorized() -> HttpResponse:
+def basic_unauthorized(realm: str) -> HttpResponse:
     response = JsonResponse({"status": "fail", "message": "authentication required"}, status=401)
-    response["WWW-Authenticate"] = 'Basic realm="catalog feeds", charset="UTF-8"'
+    response["WWW-Authenticate"] = f'Basic realm="{realm}", charset="UTF-8"'
     return response
+
+
+def _unauthorized() -> HttpResponse:
+    return basic_unauthorized("catalog feeds")
 
 
 @sensitive_variables("password", "decoded")

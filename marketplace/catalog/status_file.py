@@ -14,13 +14,13 @@ catalog's size.
 from __future__ import annotations
 
 import csv
-import hashlib
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
 from django.conf import settings
 from django.db.models import Exists, OuterRef, Subquery
 
+from marketplace.catalog.feeds import feed_password_hash
 from marketplace.catalog.models import Listing, RejectedSku
 
 # (role, header): the role names the target field staff may adjust (``StatusImport.targets``).
@@ -47,9 +47,8 @@ CHUNK = 2000
 BUFFER = 64 * 1024
 
 
-def status_password_hash(password: str) -> str:
-    # 32 random bytes, as the feed's: a plain SHA-256 is as strong as a slow hash here.
-    return hashlib.sha256(password.encode()).hexdigest()
+# The status file's password is generated like the feed's (32 random bytes): one hash.
+status_password_hash = feed_password_hash
 
 
 def listing_url(listing_id: int) -> str:

@@ -9,19 +9,13 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpRe
 from django.views.decorators.debug import sensitive_variables
 from django.views.decorators.http import require_GET
 
-from marketplace.catalog.receive_views import basic_credentials
+from marketplace.catalog.receive_views import basic_credentials, basic_unauthorized
 from marketplace.catalog.status_access import (
     StatusFileUnauthorized,
     StatusFileUnknown,
     status_import_authenticate,
 )
 from marketplace.catalog.status_file import status_csv_chunks
-
-
-def _unauthorized() -> HttpResponse:
-    response = JsonResponse({"status": "fail", "message": "authentication required"}, status=401)
-    response["WWW-Authenticate"] = 'Basic realm="listing status", charset="UTF-8"'
-    return response
 
 
 @require_GET
@@ -37,7 +31,7 @@ def listing_status(request: HttpRequest, status_key: str) -> HttpResponse:
     except StatusFileUnknown:
         return JsonResponse({"status": "fail", "message": "not found"}, status=404)
     except StatusFileUnauthorized:
-        return _unauthorized()
+        return basic_unauthorized("listing status")
     response = StreamingHttpResponse(
         status_csv_chunks(seller_id=status_import.source.seller_id),
         content_type="text/csv; charset=utf-8",
