@@ -49,9 +49,11 @@ run: seed
 sandbox: install
 	$(PY) -m sandbox serve --port $(SANDBOX_PORT)
 
-## make test: ruff + migration checks (app and sandbox) + the whole pytest suite (Postgres/Redis when DATABASE_URL/REDIS_URL are set).
+## make test: ruff (lint and format) + mypy + migration checks (app and sandbox) + the whole pytest suite (Postgres/Redis when DATABASE_URL/REDIS_URL are set).
 test: install-dev
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 	$(PY) manage.py makemigrations --check --dry-run -v 1
 	DJANGO_SETTINGS_MODULE=sandbox.settings $(PY) -m django makemigrations --check --dry-run -v 1
 	$(PY) -m pytest $(PYTEST_ARGS)
@@ -59,6 +61,7 @@ test: install-dev
 lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 format: install-dev
 	$(BIN)/ruff check --fix .

@@ -1,0 +1,209 @@
+"""The house's rules, read from the source: who may import whom.
+
+Read with ``ast`` (every ``import``, also those inside functions and under
+``TYPE_CHECKING``: a type-only import is still a dependency a reader must follow), so
+the check needs no Django set-up and sees modules that are never imported by a test.
+
+Units: each sub-package of ``marketplace/`` and ``sandbox/`` is one unit, ``sellers`` is
+one, and each root module (``marketplace/urls.py``, ``sandbox/settings.py`` …) is a unit
+of its own, so the project files that wire everything together do not count as a
+package that depends on everything.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+APP_TOPS = ("marketplace", "sellers")
+
+
+def _modules(top: str) -> Iterator[tuple[str, Path]]:
+    for path in sorted((REPO / top).rglob("*.py")):
+        relative = path.relative_to(REPO)
+        if "migrations" in relative.parts:
+            continue
+        parts = list(relative.with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        yield ".".join(parts), path
+
+
+def _imports(module: str, path: Path) -> set[str]:
+    """Absolute names of every module ``module`` imports (relative ones resolved)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                prefix = ".".join(base)
+                name = f"{prefix}.{node.module}" if node.module else prefix
+            else:
+                name = node.module or ""
+            found.add(name)
+            # ``from pkg import sub`` may name a sub-module: count it too.
+            found.update(f"{name}.{alias.name}" for alias in node.names)
+    return found
+
+
+def _unit(name: str) -> str | None:
+    """The unit a module name belongs to, or None when it is not ours."""
+    parts = name.split(".")
+    top = parts[0]
+    if top == "sellers":
+        return "sellers"
+    if top not in ("marketplace", "sandbox") or len(parts) == 1:
+        return top if top in ("marketplace", "sandbox") else None
+    second = REPO / top / parts[1]
+    if second.is_dir():
+        return f"{top}.{parts[1]}"
+    if second.with_suffix(".py").is_file():
+        return f"{top}.{parts[1]}"  # a root module is a unit of its own
+    return None  # a name imported from a package's __init__, not a module
+
+
+def _edges(tops: tuple[str, ...]) -> dict[str, dict[str, set[str]]]:
+    """unit -> imported unit -> the modules that make the edge (for the message)."""
+    edges: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for top in tops:
+        for module, path in _modules(top):
+            source = _unit(module)
+            if source is None:
+                continue
+            for name in _imports(module, path):
+                target = _unit(name)
+                if target is not None and target != source:
+                    edges[source][target].add(module)
+    return edges
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one unit (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                item = stack.pop()
+                on_stack.discard(item)
+                component.append(item)
+                if item == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def _describe(edges: dict[str, dict[str, set[str]]], component: list[str]) -> str:
+    lines = []
+    for source in component:
+        for target in component:
+            if target in edges.get(source, {}):
+                users = ", ".join(sorted(edges[source][target])[:3])
+                lines.append(f"  {source} -> {target}  (in {users})")
+    return "\n".join(lines)
+
+
+@pytest.fixture(scope="module")
+def app_edges() -> dict[str, dict[str, set[str]]]:
+    return _edges(APP_TOPS)
+
+
+@pytest.fixture(scope="module")
+def sandbox_edges() -> dict[str, dict[str, set[str]]]:
+    return _edges(("sandbox",))
+
+
+def test_the_app_never_imports_the_sandbox(app_edges: dict[str, dict[str, set[str]]]) -> None:
+    offenders = {
+        f"{source} imports {target} (in {sorted(users)[0]})"
+        for source, targets in app_edges.items()
+        for target, users in targets.items()
+        if target == "sandbox" or target.startswith("sandbox.")
+    }
+    assert not offenders, "\n".join(sorted(offenders))
+
+
+def test_the_sandbox_never_imports_the_app(
+    sandbox_edges: dict[str, dict[str, set[str]]],
+) -> None:
+    offenders = {
+        f"{source} imports {target} (in {sorted(users)[0]})"
+        for source, targets in sandbox_edges.items()
+        for target, users in targets.items()
+        if target.split(".")[0] in APP_TOPS
+    }
+    assert not offenders, "\n".join(sorted(offenders))
+
+
+def test_the_platform_client_imports_no_app(app_edges: dict[str, dict[str, set[str]]]) -> None:
+    """``marketplace/platform/`` depends on nothing above it: no app package, and a root
+    module only when that module itself imports no package of ours (settings, redaction)."""
+
+    def is_package(unit: str) -> bool:
+        return unit == "sellers" or (REPO / unit.replace(".", "/")).is_dir()
+
+    def is_leaf_module(unit: str) -> bool:
+        return not is_package(unit) and not any(
+            is_package(target) for target in app_edges.get(unit, {})
+        )
+
+    offenders = [
+        f"marketplace.platform imports {target} (in {sorted(users)})"
+        for target, users in app_edges.get("marketplace.platform", {}).items()
+        if not is_leaf_module(target)
+    ]
+    assert not offenders, "\n".join(offenders)
+
+
+@pytest.mark.parametrize("side", ["app", "sandbox"])
+def test_no_cycle_between_packages(
+    side: str,
+    app_edges: dict[str, dict[str, set[str]]],
+    sandbox_edges: dict[str, dict[str, set[str]]],
+) -> None:
+    edges = app_edges if side == "app" else sandbox_edges
+    graph = {source: set(targets) for source, targets in edges.items()}
+    cycles = _cycles(graph)
+    assert not cycles, "import cycles:\n" + "\n".join(_describe(edges, c) for c in cycles)
+
+
+def test_the_sandbox_root_holds_only_project_files() -> None:
+    """Everything else lives in one sub-package per API group (or ``common``)."""
+    project_files = {"__init__.py", "__main__.py", "settings.py", "urls.py", "wsgi.py"}
+    root_modules = {p.name for p in (REPO / "sandbox").glob("*.py")}
+    assert root_modules - project_files == set()
+
+
+def test_the_checker_sees_a_cycle() -> None:
+    """The cycle finder itself: a graph with a cycle is reported, a chain is not."""
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": {"c"}}) == []
