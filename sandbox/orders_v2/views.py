@@ -12,21 +12,18 @@ from functools import wraps
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from sandbox.json_bodies import BadBody, error_response, json_body
+from sandbox.common.errors import validation_error
+from sandbox.common.json_bodies import BadBody, error_response, json_body
+from sandbox.common.query_params import problems_message, query_params
 from sandbox.orders_v2 import packages, serialize
 from sandbox.orders_v2.listing import PARAMETERS, cursor_encode, listing_filters
 from sandbox.orders_v2.models import ApiUser, Cancellation, Package, V2Order
 from sandbox.orders_v2.tokens import AuthProblem, token_issue, v2_user
-from sandbox.query_params import problems_message, query_params
 
 View = Callable[..., JsonResponse]
 FULFILLMENT_KEYS = frozenset({"fulfillment_type", "fulfillment_lines", "shipment"})
 SHIPMENT_KEYS = frozenset({"shipped_date", "carrier", "tracking_number"})
 CANCELLATION_KEYS = frozenset({"cancellation_lines", "reason"})
-
-
-def _validation_error(message: str, fields: dict[str, str]) -> JsonResponse:
-    return error_response("validation_error", message, 400, fields=fields)
 
 
 def _auth_error(problem: AuthProblem) -> JsonResponse:
@@ -42,7 +39,7 @@ def get_token(request: HttpRequest) -> JsonResponse:
         return error_response("method_not_allowed", "use GET", 405)
     _params, problems = query_params(request)
     if problems:
-        return _validation_error(f"invalid query: {problems_message(problems)}", problems)
+        return validation_error(f"invalid query: {problems_message(problems)}", problems)
     try:
         return JsonResponse({"token": token_issue(request)})
     except AuthProblem as problem:
@@ -68,14 +65,14 @@ def v2_view(
                 return _auth_error(problem)
             params, problems = query_params(request, parameters)
             if problems:
-                return _validation_error(f"invalid query: {problems_message(problems)}", problems)
+                return validation_error(f"invalid query: {problems_message(problems)}", problems)
             try:
                 return view(request, user, params, *args, **kwargs)
             except BadBody as exc:
-                return _validation_error(str(exc), {"": str(exc)})
+                return validation_error(str(exc), {"": str(exc)})
             except packages.PackageError as exc:
                 if exc.status == 400:
-                    return _validation_error(exc.message, exc.fields)
+                    return validation_error(exc.message, exc.fields)
                 return error_response(
                     "not_found" if exc.status == 404 else "conflict", exc.message, exc.status
                 )
@@ -116,7 +113,7 @@ def _object_body(
 def orders_list(request: HttpRequest, user: ApiUser, params: dict[str, str]) -> JsonResponse:
     query, limit, problems = listing_filters(params)
     if problems:
-        return _validation_error(f"invalid query: {problems_message(problems)}", problems)
+        return validation_error(f"invalid query: {problems_message(problems)}", problems)
     rows = list(
         V2Order.objects.select_related("order__client")
         .filter(query, seller_id=user.seller_id)

@@ -64,7 +64,7 @@ def test_errors_for_unknown_order_are_404(alice: Api) -> None:
 
 def test_a_seller_change_answers_the_open_errors(alice: Api, sandbox: SandboxProcess) -> None:
     alice.put_order(order_body("ER-3"))
-    sandbox.ship("ER-3", bad="malformed_tracking", lines=[{"mp_line_number": "1", "quantity": 1}])
+    sandbox.ship("ER-3", bad="bad_tracking_number", lines=[{"mp_line_number": "1", "quantity": 1}])
     alice.call(
         "POST", "/orders/ER-3/errors", json=[{"code": "INVALID_TRACKING_NUMBER", "message": "x"}]
     )

@@ -167,9 +167,9 @@ def test_bad_unknown_carrier(alice: Api, sandbox: SandboxProcess) -> None:
 
 
 @pytest.mark.parametrize("carrier", sorted(TRACKING_FORMATS))
-def test_bad_malformed_tracking(alice: Api, sandbox: SandboxProcess, carrier: str) -> None:
+def test_bad_tracking_number(alice: Api, sandbox: SandboxProcess, carrier: str) -> None:
     alice.put_order(order_body("B-2"))
-    sandbox.ship("B-2", bad="malformed_tracking", carrier=carrier)
+    sandbox.ship("B-2", bad="bad_tracking_number", carrier=carrier)
     shipment = _only_shipment(_fulfillments(alice, "B-2"))
     assert shipment["carrier"] == carrier
     assert not re.fullmatch(TRACKING_FORMATS[carrier], shipment["tracking_number"])
@@ -192,9 +192,9 @@ def test_bad_unknown_line(alice: Api, sandbox: SandboxProcess) -> None:
     assert lines[2] not in ("1", "2")
 
 
-def test_bad_future_ship_date(alice: Api, sandbox: SandboxProcess) -> None:
+def test_bad_future_shipped_date(alice: Api, sandbox: SandboxProcess) -> None:
     alice.put_order(order_body("B-5"))
-    sandbox.ship("B-5", bad="future_ship_date")
+    sandbox.ship("B-5", bad="future_shipped_date")
     today = date.fromisoformat(sandbox.state()["now"][:10])
     shipped = date.fromisoformat(_only_shipment(_fulfillments(alice, "B-5"))["shipped_date"])
     assert shipped > today + timedelta(days=1)
