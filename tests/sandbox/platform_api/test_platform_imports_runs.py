@@ -13,8 +13,7 @@ import pytest
 import requests
 
 from tests.sandbox.conftest import csrf_token
-from tests.sandbox.platform_api import PlatformApi, platform_for
-from tests.sandbox.test_platform_imports import (
+from tests.sandbox.platform_api.test_platform_imports import (
     CATALOG_FIELDS,
     CATALOG_ROWS,
     DELIMITERS,
@@ -26,6 +25,7 @@ from tests.sandbox.test_platform_imports import (
     mapped_import,
     put,
 )
+from tests.sandbox.platform_client import PlatformApi, platform_for
 from tests.sandbox_process import SandboxProcess
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.sandbox.platform_api import PlatformApi, platform_for
+from tests.sandbox.platform_client import PlatformApi, platform_for
 from tests.sandbox_process import SandboxProcess
 
 FILE_USER, FILE_PASSWORD = "status-reader", "status-secret"

@@ -1,12 +1,17 @@
 """Answers carry only the fields the contract names; the additive-fields switch adds more.
 
-The key lists below are copied from /work/shared/spec/order-source-contract.md, not from
-the sandbox's code, so a field the sandbox invents shows up here as a failure.
+The key lists below are copied from ``../shared/spec/order-source-contract.md`` (relative
+to the repository: ``SPEC``), not from the sandbox's code, so a field the sandbox invents
+shows up here as a failure.
 """
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.sandbox.conftest import Api, order_body
 from tests.sandbox_process import SandboxProcess
@@ -62,6 +67,24 @@ PENDING = {"quantity"}
 SHIPMENT = {"quantity", "carrier", "tracking_number", "shipped_date", "tracking_url"}
 CANCELLATION = {"quantity", "reason"}
 NOTE = "x_sandbox_note"
+
+SPEC = Path(__file__).resolve().parents[3] / ".." / "shared" / "spec" / "order-source-contract.md"
+
+
+def test_every_key_listed_here_is_named_by_the_contract() -> None:
+    if not SPEC.exists():
+        pytest.skip(f"the contract is not next to this checkout ({SPEC})")
+    spec_words = set(re.findall(r"[a-z0-9_]+", SPEC.read_text()))
+    listed = (
+        (ORDER_PLACED | ORDER_ADDED | CUSTOMER | ADDRESS | LINE | TAX | DISCOUNT | LISTING)
+        | FULFILLMENTS
+        | FULFILLMENT_LINE
+        | PENDING
+        | SHIPMENT
+        | CANCELLATION
+    )
+
+    assert listed - spec_words == set()
 
 
 def _extras(data: dict, allowed: set[str]) -> set[str]:

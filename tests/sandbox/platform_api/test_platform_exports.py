@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.sandbox.platform_api import PlatformApi, platform_for
+from tests.sandbox.platform_client import PlatformApi, platform_for
 from tests.sandbox_process import SandboxProcess
 
 EXPORT_KEYS = {

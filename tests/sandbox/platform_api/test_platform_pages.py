@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import requests
 
-from tests.sandbox.platform_api import EMAIL, platform_for
+from tests.sandbox.platform_client import EMAIL, platform_for
 from tests.sandbox_process import SandboxProcess
 
 

@@ -11,7 +11,7 @@ import zipfile
 
 import pytest
 
-from tests.sandbox.platform_api import PlatformApi, platform_for
+from tests.sandbox.platform_client import PlatformApi, platform_for
 from tests.sandbox_process import SandboxProcess
 
 

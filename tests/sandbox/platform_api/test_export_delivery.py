@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tests.sandbox.platform_api import PlatformApi, platform_for
+from tests.sandbox.platform_client import PlatformApi, platform_for
 from tests.sandbox_process import SandboxProcess
 
 
