@@ -16,6 +16,12 @@ import string
 from datetime import date, timedelta
 
 from sandbox.common import clock, switches
+from sandbox.common.carriers import (
+    CARRIERS,
+    UNKNOWN_CARRIER,
+    bad_tracking_number,
+    tracking_number,
+)
 from sandbox.common.control import ControlError
 from sandbox.common.loop import loop_start
 from sandbox.order_source.fulfillment import fulfillments_json
@@ -36,7 +42,6 @@ __all__ = ["fulfillments_json"]
 
 log = logging.getLogger(__name__)
 
-CARRIERS = ("UPS", "USPS", "FedEx", "DHL")
 BAD_KINDS = (
     "unknown_carrier",
     "bad_tracking_number",
@@ -53,24 +58,6 @@ class SellerActionError(ControlError):
 
 def _digits(count: int) -> str:
     return "".join(secrets.choice(string.digits) for _ in range(count))
-
-
-def tracking_number(carrier: str) -> str:
-    """A tracking number in the carrier's format (UPS 1Z+16, USPS 22, FedEx 12, DHL 10)."""
-    if carrier == "UPS":
-        alphabet = string.ascii_uppercase + string.digits
-        return "1Z" + "".join(secrets.choice(alphabet) for _ in range(16))
-    if carrier == "USPS":
-        return "9400" + _digits(18)
-    if carrier == "FedEx":
-        return _digits(12)
-    return _digits(10)  # DHL
-
-
-def bad_tracking_number(carrier: str) -> str:
-    return {"UPS": "1Z12-BAD", "USPS": "94001", "FedEx": "FDX-12AB", "DHL": "DHL#123"}.get(
-        carrier, "BAD-TRACKING"
-    )
 
 
 def _shipped_date(spec: dict, bad: str | None) -> str:
@@ -92,7 +79,7 @@ def _package_shipment(*, carrier: str, shipped_date: str, bad: str | None) -> di
     if bad == "unknown_carrier":
         number = _digits(14)
         return {
-            "carrier": "Acme Parcel Express",
+            "carrier": UNKNOWN_CARRIER,
             "tracking_number": number,
             "shipped_date": shipped_date,
             "tracking_url": f"https://acme-parcel.example/track/{number}",

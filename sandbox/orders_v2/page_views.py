@@ -11,10 +11,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from sandbox.common import clock
+from sandbox.common.carriers import CARRIERS, tracking_number
 from sandbox.common.json_bodies import BadBody
 from sandbox.order_source.models import Order, Seller
 from sandbox.orders_v2 import packages
-from sandbox.orders_v2.by_hand import CARRIERS, tracking_number
 from sandbox.orders_v2.control_views import settings_change
 from sandbox.orders_v2.dates import rfc3339
 from sandbox.orders_v2.imports import seller_import, seller_settings
