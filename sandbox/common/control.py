@@ -2,12 +2,12 @@
 and the error its views raise."""
 
 from collections.abc import Callable
-from functools import wraps
 
-from django.http import HttpRequest, JsonResponse
-from django.views.decorators.csrf import csrf_exempt
+from django.http import JsonResponse
 
+from sandbox.common.endpoint import ErrorShape, endpoint
 from sandbox.common.json_bodies import BadBody, error_response
+from sandbox.common.query_params import problems_message
 
 View = Callable[..., JsonResponse]
 
@@ -22,25 +22,27 @@ class ControlError(Exception):
         self.extra = extra
 
 
+def _answer(exc: Exception) -> JsonResponse | None:
+    if isinstance(exc, BadBody):
+        return error_response("bad_request", str(exc), 400)
+    if isinstance(exc, ControlError):
+        return error_response(exc.error, str(exc), exc.status, **exc.extra)
+    return None
+
+
+ERRORS = ErrorShape(
+    method_not_allowed=lambda methods: error_response(
+        "method_not_allowed", f"use {', '.join(methods)}", 405
+    ),
+    query_refused=lambda problems: error_response("bad_request", problems_message(problems), 400),
+    answer=_answer,
+)
+
+
 def control(methods: tuple[str, ...]) -> Callable[[View], View]:
-    """CSRF-exempt JSON view; bad bodies become 400s with one error shape."""
-
-    def decorate(view: View) -> View:
-        @csrf_exempt
-        @wraps(view)
-        def wrapper(request: HttpRequest, *args: object, **kwargs: object) -> JsonResponse:
-            if request.method not in methods:
-                return error_response("method_not_allowed", f"use {', '.join(methods)}", 405)
-            try:
-                return view(request, *args, **kwargs)
-            except BadBody as exc:
-                return error_response("bad_request", str(exc), 400)
-            except ControlError as exc:
-                return error_response(exc.error, str(exc), exc.status, **exc.extra)
-
-        return wrapper
-
-    return decorate
+    """The common endpoint for control views: CSRF-exempt JSON, no auth, the query string
+    left to the view; bad bodies and ``ControlError`` become answers in one error shape."""
+    return endpoint(methods=methods, errors=ERRORS, parameters=None)
 
 
 def required_str(body: dict, key: str) -> str:

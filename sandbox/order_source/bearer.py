@@ -3,6 +3,7 @@
 from django.http import HttpRequest, JsonResponse
 
 from sandbox.common import clock
+from sandbox.common.endpoint import Refusal
 from sandbox.common.secrets_hashing import token_hash
 from sandbox.order_source.models import Grant, Token
 
@@ -27,19 +28,20 @@ def bearer_token(request: HttpRequest) -> Token | None:
     return token
 
 
-def bearer_grant(request: HttpRequest) -> Grant | JsonResponse:
-    """The live grant behind the request's access token, or the 401 to answer."""
+def bearer_grant(request: HttpRequest) -> Grant:
+    """The live grant behind the request's access token; ``Refusal`` with the 401 if none
+    (the auth hook of every Order Source endpoint but the token endpoint)."""
     header = request.META.get("HTTP_AUTHORIZATION", "")
     scheme, _, raw = header.partition(" ")
     if scheme.lower() != "bearer" or not raw.strip():
-        return _unauthorized("missing bearer token")
+        raise Refusal(_unauthorized("missing bearer token"))
     token = bearer_token(request)
     if token is None:
-        return _unauthorized("unknown access token")
+        raise Refusal(_unauthorized("unknown access token"))
     if token.grant.revoked_at is not None:
-        return _unauthorized("the grant was revoked")
+        raise Refusal(_unauthorized("the grant was revoked"))
     if token.expires_at <= clock.now():
-        return _unauthorized("access token expired")
+        raise Refusal(_unauthorized("access token expired"))
     return token.grant
 
 

@@ -10,12 +10,12 @@ from datetime import datetime
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.http import HttpRequest, JsonResponse
-from django.views.decorators.csrf import csrf_exempt
 
 from sandbox.common import clock, violations
-from sandbox.common.errors import validation_error
+from sandbox.common.endpoint import ErrorShape, endpoint
+from sandbox.common.errors import method_not_allowed, query_refused, validation_error
 from sandbox.common.json_bodies import BadBody, error_response, json_body
-from sandbox.common.query_params import problems_message, query_params
+from sandbox.common.query_params import problems_message
 from sandbox.order_source.bearer import bearer_grant
 from sandbox.order_source.fulfillment import (
     FILTER_NAMES,
@@ -56,18 +56,13 @@ def _not_found(mp_order_number: str) -> JsonResponse:
     return error_response("not_found", f"order {mp_order_number!r} not found", 404)
 
 
-def _method_not_allowed(allowed: str) -> JsonResponse:
-    response = error_response("method_not_allowed", f"use {allowed}", 405)
-    response["Allow"] = allowed
-    return response
+def _bad_body(exc: Exception) -> JsonResponse | None:
+    return validation_error(str(exc), {"": str(exc)}) if isinstance(exc, BadBody) else None
 
 
-def _query_refused(request: HttpRequest) -> JsonResponse | None:
-    """The 400 for an endpoint that takes no query parameters but was given some."""
-    _params, problems = query_params(request)
-    if problems:
-        return validation_error(f"invalid query: {problems_message(problems)}", problems)
-    return None
+ERRORS = ErrorShape(
+    method_not_allowed=method_not_allowed, query_refused=query_refused, answer=_bad_body
+)
 
 
 def _own_order(grant: Grant, mp_order_number: str) -> Order | None:
@@ -76,23 +71,12 @@ def _own_order(grant: Grant, mp_order_number: str) -> Order | None:
     ).first()
 
 
-@csrf_exempt
-def order_detail(request: HttpRequest, mp_order_number: str) -> JsonResponse:
-    if request.method not in ("GET", "PUT"):
-        return _method_not_allowed("GET, PUT")
-    grant = bearer_grant(request)
-    if isinstance(grant, JsonResponse):
-        return grant
-    refused = _query_refused(request)
-    if refused:
-        return refused
+@endpoint(methods=("GET", "PUT"), errors=ERRORS, auth=bearer_grant)
+def order_detail(request: HttpRequest, grant: Grant, mp_order_number: str) -> JsonResponse:
     if request.method == "GET":
         order = _own_order(grant, mp_order_number)
         return JsonResponse(order_json(order)) if order else _not_found(mp_order_number)
-    try:
-        body = json_body(request)
-    except BadBody as exc:
-        return validation_error(str(exc), {"": str(exc)})
+    body = json_body(request)
     problems = order_problems(body, path_number=mp_order_number)
     if problems:
         return validation_error("the order is invalid", dict(problems))
@@ -223,15 +207,16 @@ def _list_filters(params: dict[str, str], fields: dict[str, str]) -> tuple[Q, in
     return query, page_size
 
 
-def orders_list(request: HttpRequest) -> JsonResponse:
-    if request.method != "GET":
-        return _method_not_allowed("GET")
-    grant = bearer_grant(request)
-    if isinstance(grant, JsonResponse):
-        return grant
-    params, problems = query_params(request, LIST_PARAMETERS)
-    if problems:
-        return validation_error(f"invalid query: {problems_message(problems)}", problems)
+# Not CSRF-exempt (as before): a POST here meets Django's CSRF check before the 405.
+@endpoint(
+    methods=("GET",),
+    errors=ERRORS,
+    auth=bearer_grant,
+    parameters=LIST_PARAMETERS,
+    pass_params=True,
+    csrf_exempt=False,
+)
+def orders_list(request: HttpRequest, grant: Grant, params: dict[str, str]) -> JsonResponse:
     fields: dict[str, str] = {}
     query, page_size = _list_filters(params, fields)
     if fields:
@@ -250,36 +235,18 @@ def orders_list(request: HttpRequest) -> JsonResponse:
     )
 
 
-def order_fulfillments(request: HttpRequest, mp_order_number: str) -> JsonResponse:
-    if request.method != "GET":
-        return _method_not_allowed("GET")
-    grant = bearer_grant(request)
-    if isinstance(grant, JsonResponse):
-        return grant
-    refused = _query_refused(request)
-    if refused:
-        return refused
+@endpoint(methods=("GET",), errors=ERRORS, auth=bearer_grant, csrf_exempt=False)
+def order_fulfillments(request: HttpRequest, grant: Grant, mp_order_number: str) -> JsonResponse:
     order = _own_order(grant, mp_order_number)
     return JsonResponse(fulfillments_json(order)) if order else _not_found(mp_order_number)
 
 
-@csrf_exempt
-def order_errors(request: HttpRequest, mp_order_number: str) -> JsonResponse:
-    if request.method != "POST":
-        return _method_not_allowed("POST")
-    grant = bearer_grant(request)
-    if isinstance(grant, JsonResponse):
-        return grant
-    refused = _query_refused(request)
-    if refused:
-        return refused
+@endpoint(methods=("POST",), errors=ERRORS, auth=bearer_grant)
+def order_errors(request: HttpRequest, grant: Grant, mp_order_number: str) -> JsonResponse:
     order = _own_order(grant, mp_order_number)
     if order is None:
         return _not_found(mp_order_number)
-    try:
-        body = json_body(request)
-    except BadBody as exc:
-        return validation_error(str(exc), {"": str(exc)})
+    body = json_body(request)
     problems = error_report_problems(body)
     if problems:
         return validation_error("the error report is invalid", dict(problems))

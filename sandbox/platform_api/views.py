@@ -4,7 +4,6 @@ from django.http import HttpRequest, HttpResponse
 
 from sandbox.auth_api.endpoint import platform_endpoint, strings_response
 from sandbox.auth_api.models import PlatformUser
-from sandbox.common.errors import no_query
 from sandbox.platform_api.catalog.access import account_for_user
 from sandbox.platform_api.catalog.models import CatalogDatabase
 from sandbox.platform_api.exports.models import ExportRun
@@ -28,6 +27,5 @@ def _db_json(db: CatalogDatabase) -> dict:
 
 @platform_endpoint(group="accounts", methods=("GET",))
 def account_dbs(request: HttpRequest, user: PlatformUser, account_id: str) -> HttpResponse:
-    no_query(request)
     account = account_for_user(user=user, account_id=account_id)
     return strings_response([_db_json(db) for db in account.dbs.order_by("id")])

@@ -4,7 +4,6 @@ from django.http import HttpRequest, HttpResponse
 
 from sandbox.auth_api.endpoint import platform_endpoint, strings_response
 from sandbox.auth_api.models import PlatformUser
-from sandbox.common.errors import no_query
 from sandbox.common.json_bodies import json_object_body
 from sandbox.platform_api.catalog.access import db_for_user
 from sandbox.platform_api.exports.models import Export
@@ -20,7 +19,6 @@ from sandbox.platform_api.exports.runs import run_in_background, run_start
 
 @platform_endpoint(group="exports", methods=("GET", "POST"))
 def exports_collection(request: HttpRequest, user: PlatformUser, db_id: str) -> HttpResponse:
-    no_query(request)
     db = db_for_user(user=user, db_id=db_id)
     if request.method == "GET":
         exports = Export.objects.filter(db=db).prefetch_related("fields").order_by("id")
@@ -32,7 +30,6 @@ def exports_collection(request: HttpRequest, user: PlatformUser, db_id: str) -> 
 def export_detail(
     request: HttpRequest, user: PlatformUser, db_id: str, export_id: str
 ) -> HttpResponse:
-    no_query(request)
     export = export_for_db(db=db_for_user(user=user, db_id=db_id), export_id=export_id)
     if request.method == "DELETE":
         export.delete()
@@ -46,7 +43,6 @@ def export_detail(
 def export_schedule_view(
     request: HttpRequest, user: PlatformUser, db_id: str, export_id: str
 ) -> HttpResponse:
-    no_query(request)
     export = export_for_db(db=db_for_user(user=user, db_id=db_id), export_id=export_id)
     return strings_response(export_schedule(export=export, body=json_object_body(request)))
 
@@ -55,7 +51,6 @@ def export_schedule_view(
 def export_run_view(
     request: HttpRequest, user: PlatformUser, db_id: str, export_id: str
 ) -> HttpResponse:
-    no_query(request)
     export = export_for_db(db=db_for_user(user=user, db_id=db_id), export_id=export_id)
     run = run_start(export=export, trigger="api")
     run_in_background(run=run)

@@ -4,7 +4,6 @@ from django.http import HttpRequest, HttpResponse
 
 from sandbox.auth_api.endpoint import platform_endpoint, strings_response
 from sandbox.auth_api.models import PlatformUser
-from sandbox.common.errors import no_query
 from sandbox.common.json_bodies import json_object_body
 from sandbox.platform_api.catalog.access import db_for_user
 from sandbox.platform_api.imports.models import Import
@@ -21,7 +20,6 @@ from sandbox.platform_api.imports.records import (
 
 @platform_endpoint(group="imports", methods=("GET", "POST"))
 def imports_collection(request: HttpRequest, user: PlatformUser, db_id: str) -> HttpResponse:
-    no_query(request)
     db = db_for_user(user=user, db_id=db_id)
     if request.method == "GET":
         return strings_response([import_json(i) for i in Import.objects.filter(db=db)])
@@ -31,7 +29,6 @@ def imports_collection(request: HttpRequest, user: PlatformUser, db_id: str) -> 
 @platform_endpoint(group="imports", methods=("GET",))
 def imports_auto_detected(request: HttpRequest, user: PlatformUser, db_id: str) -> HttpResponse:
     """Our choice: the sandbox detects no imports from sample files; always ``[]``."""
-    no_query(request)
     db_for_user(user=user, db_id=db_id)
     return strings_response([])
 
@@ -40,7 +37,6 @@ def imports_auto_detected(request: HttpRequest, user: PlatformUser, db_id: str) 
 def import_detail(
     request: HttpRequest, user: PlatformUser, db_id: str, import_id: str
 ) -> HttpResponse:
-    no_query(request)
     source = import_for_db(db=db_for_user(user=user, db_id=db_id), import_id=import_id)
     if request.method == "DELETE":
         source.delete()
@@ -54,7 +50,6 @@ def import_detail(
 def import_schedule_view(
     request: HttpRequest, user: PlatformUser, db_id: str, import_id: str
 ) -> HttpResponse:
-    no_query(request)
     source = import_for_db(db=db_for_user(user=user, db_id=db_id), import_id=import_id)
     return strings_response(import_schedule(source=source, body=json_object_body(request)))
 
@@ -63,7 +58,6 @@ def import_schedule_view(
 def import_delimiters_view(
     request: HttpRequest, user: PlatformUser, db_id: str, import_id: str
 ) -> HttpResponse:
-    no_query(request)
     source = import_for_db(db=db_for_user(user=user, db_id=db_id), import_id=import_id)
     source = import_delimiters(source=source, body=json_object_body(request))
     return strings_response(import_json(source))
@@ -73,6 +67,5 @@ def import_delimiters_view(
 def import_file_map_view(
     request: HttpRequest, user: PlatformUser, db_id: str, import_id: str
 ) -> HttpResponse:
-    no_query(request)
     source = import_for_db(db=db_for_user(user=user, db_id=db_id), import_id=import_id)
     return strings_response(import_file_map(source=source, body=json_object_body(request)))
