@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     _migrate()
     if args.command == "register-client":
-        from sandbox.accounts import client_upsert
+        from sandbox.order_source.accounts import client_upsert
 
         client = client_upsert(
             client_id=args.client_id,
@@ -144,12 +144,12 @@ def main(argv: list[str] | None = None) -> None:
         )
         print(f"client {client.client_id} registered (redirect_url {client.redirect_url})")
     elif args.command == "create-seller":
-        from sandbox.accounts import seller_upsert
+        from sandbox.order_source.accounts import seller_upsert
 
         seller = seller_upsert(username=args.username, password=args.password, name=args.name)
         print(f"seller {seller.username} ready")
     elif args.command == "create-api-user":
-        from sandbox.models import Seller
+        from sandbox.order_source.models import Seller
         from sandbox.orders_v2.tokens import api_user_upsert
 
         owner = Seller.objects.filter(username=args.seller).first()
@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> None:
         )
         print(f"order-API user {user.username} (client id {user.client_id}) for {args.seller}")
     elif args.command == "seed-demo":
-        from sandbox.catalog.demo import demo_seed
+        from sandbox.platform_api.catalog.demo import demo_seed
 
         seeded = demo_seed()
         dbs = ", ".join(f"{a['account_name']} (db {a['db_id']})" for a in seeded["accounts"])

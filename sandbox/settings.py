@@ -17,24 +17,25 @@ DEBUG = os.environ.get("SANDBOX_DEBUG", "") == "1"
 ALLOWED_HOSTS = ["*"]
 
 INSTALLED_APPS = [
-    "sandbox.apps.SandboxConfig",
+    "sandbox.order_source.apps.SandboxConfig",
     "sandbox.orders_v2.apps.OrdersV2Config",
     # Issue 12: the Authentication API and the Platform API's exports.
     "sandbox.auth_api.apps.AuthApiConfig",
-    "sandbox.catalog.apps.CatalogConfig",
-    "sandbox.exports.apps.ExportsConfig",
+    "sandbox.platform_api.catalog.apps.CatalogConfig",
+    "sandbox.platform_api.exports.apps.ExportsConfig",
     # Issue 13: the Platform API's imports.
-    "sandbox.imports.apps.ImportsConfig",
+    "sandbox.platform_api.imports.apps.ImportsConfig",
+    "sandbox.platform_api.apps.PlatformApiConfig",
 ]
 
 MIDDLEWARE = [
-    "sandbox.request_log.RequestLogMiddleware",
+    "sandbox.common.request_log.RequestLogMiddleware",
     # Before the faults: it sees every arrival and every 429/503 they answer.
-    "sandbox.retry_watch.RetryWatchMiddleware",
+    "sandbox.order_source.seller_waits.RetryWatchMiddleware",
     # The same for /api.php, per API token (x-api-key).
-    "sandbox.api_php.token_waits.TokenWaitsMiddleware",
-    "sandbox.additive_fields.AdditiveFieldsMiddleware",
-    "sandbox.faults.FaultMiddleware",
+    "sandbox.auth_api.token_waits.TokenWaitsMiddleware",
+    "sandbox.common.additive_fields.AdditiveFieldsMiddleware",
+    "sandbox.common.faults.FaultMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
 ]

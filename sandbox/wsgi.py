@@ -8,9 +8,9 @@ os.environ["DJANGO_SETTINGS_MODULE"] = "sandbox.settings"
 
 application = get_wsgi_application()
 
-from sandbox.exports.ticker import ticker_start  # noqa: E402
+from sandbox.orders_v2.by_hand import auto_ship_start  # noqa: E402
 from sandbox.orders_v2.imports import import_thread_start  # noqa: E402
-from sandbox.simulated_seller import auto_ship_start  # noqa: E402
+from sandbox.platform_api.ticker import ticker_start  # noqa: E402
 
 auto_ship_start()
 import_thread_start()

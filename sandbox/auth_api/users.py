@@ -1,8 +1,8 @@
 """API users and platform accounts: idempotent upserts used by the control API and the CLI."""
 
-from sandbox import clock
 from sandbox.auth_api.models import PlatformAccount, PlatformUser
-from sandbox.secrets_hashing import password_hash
+from sandbox.common import clock
+from sandbox.common.secrets_hashing import password_hash
 
 
 def account_upsert(*, account_name: str) -> PlatformAccount:

@@ -1,15 +1,19 @@
 """Control API of v2 under ``/sandbox/api/v2`` (JSON, no auth: a local simulator).
 
 API users, per-seller settings (import schedule, PENDING option, workflow), an import
-run on demand, the simulator's behaviour, and v2 orders for inspection.
+run on demand, the simulator's behaviour, and v2 orders for inspection; and playing the
+seller by hand (``/sandbox/api/orders/<n>/ship|cancel|acknowledge``) and the auto-ship
+switch, which go through the same v2 operations as the v2 API (``by_hand``).
 """
 
 from django.http import HttpRequest, JsonResponse
 
-from sandbox.control_views import control
-from sandbox.json_bodies import BadBody, error_response, json_object_body
-from sandbox.models import Seller
-from sandbox.orders_v2 import sim_settings
+from sandbox.common import switches
+from sandbox.common.control import control
+from sandbox.common.json_bodies import BadBody, error_response, json_object_body
+from sandbox.order_source.models import Order, Seller
+from sandbox.order_source.order_lookup import order_find
+from sandbox.orders_v2 import by_hand, sim_settings
 from sandbox.orders_v2.imports import seller_import, seller_settings
 from sandbox.orders_v2.inspection import inspected_json
 from sandbox.orders_v2.models import WORKFLOWS, ApiUser, SellerSettings, V2Order
@@ -119,3 +123,47 @@ def orders_view(request: HttpRequest) -> JsonResponse:
     except ValueError:
         return error_response("bad_request", "limit must be an integer", 400)
     return JsonResponse({"orders": [inspected_json(o) for o in rows[:limit]]})
+
+
+@control(("POST", "GET"))
+def auto_ship(request: HttpRequest) -> JsonResponse:
+    if request.method == "POST":
+        seconds = json_object_body(request).get("seconds")
+        if seconds is not None and (
+            isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0
+        ):
+            raise BadBody("seconds must be a number >= 0 or null")
+        switches.set_auto_ship(seconds=seconds)
+    return JsonResponse({"seconds": switches.current.auto_ship_seconds})
+
+
+def _order_for_control(request: HttpRequest, body: dict, mp_order_number: str) -> Order:
+    return order_find(
+        mp_order_number=mp_order_number,
+        seller=body.get("seller") or request.GET.get("seller"),
+        client_id=body.get("client_id") or request.GET.get("client_id"),
+    )
+
+
+@control(("POST",))
+def order_ship(request: HttpRequest, mp_order_number: str) -> JsonResponse:
+    body = json_object_body(request, allow_empty=True)
+    order = _order_for_control(request, body, mp_order_number)
+    order = by_hand.order_ship(order=order, spec=body)
+    return JsonResponse(by_hand.fulfillments_json(order))
+
+
+@control(("POST",))
+def order_cancel(request: HttpRequest, mp_order_number: str) -> JsonResponse:
+    body = json_object_body(request, allow_empty=True)
+    order = _order_for_control(request, body, mp_order_number)
+    order = by_hand.order_cancel(order=order, spec=body)
+    return JsonResponse(by_hand.fulfillments_json(order))
+
+
+@control(("POST",))
+def order_acknowledge(request: HttpRequest, mp_order_number: str) -> JsonResponse:
+    body = json_object_body(request, allow_empty=True)
+    order = _order_for_control(request, body, mp_order_number)
+    by_hand.order_acknowledge(order=order)
+    return JsonResponse({"acknowledged": True})

@@ -6,14 +6,13 @@ records a new-order event. Later marketplace state changes reach v2 orders at on
 """
 
 import logging
-import threading
-import time
 from datetime import datetime, timedelta
 
-from django.db import IntegrityError, close_old_connections, transaction
+from django.db import IntegrityError, transaction
 
-from sandbox import clock
-from sandbox.models import Order, Seller
+from sandbox.common import clock
+from sandbox.common.loop import loop_start
+from sandbox.order_source.models import Order, Seller
 from sandbox.orders_v2.models import Event, SellerSettings, V2Order
 from sandbox.orders_v2.status import service_status_refresh
 
@@ -116,23 +115,6 @@ def marketplace_state_changed(order: Order, state: str, at: datetime) -> None:
     service_status_refresh(v2)
 
 
-_thread: threading.Thread | None = None
-
-
-def _import_loop() -> None:
-    while True:
-        try:
-            imports_due()
-        except Exception:
-            log.exception("v2 import run failed")
-        finally:
-            close_old_connections()
-        time.sleep(0.25)
-
-
 def import_thread_start() -> None:
     """Start the schedule once per server process (sellers' intervals decide what runs)."""
-    global _thread
-    if _thread is None:
-        _thread = threading.Thread(target=_import_loop, name="sandbox-v2-import", daemon=True)
-        _thread.start()
+    loop_start("sandbox-v2-import", imports_due, pause_seconds=0.25)

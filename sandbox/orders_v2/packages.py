@@ -11,7 +11,7 @@ from typing import Any
 
 from django.db import transaction
 
-from sandbox import clock
+from sandbox.common import clock
 from sandbox.orders_v2.dates import strict_datetime
 from sandbox.orders_v2.imports import event_add
 from sandbox.orders_v2.models import Cancellation, Package, V2Order

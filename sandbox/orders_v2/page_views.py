@@ -2,7 +2,6 @@
 orders, and one order with its lines, packages, cancellations, events and the forms to
 ship a package or cancel units by hand (through the same services as the v2 API)."""
 
-from pathlib import Path
 from urllib.parse import urlencode
 
 from django.db.models import Count
@@ -11,9 +10,10 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from sandbox import clock
-from sandbox.json_bodies import BadBody
-from sandbox.models import Order, Seller
+from sandbox.common import clock
+from sandbox.common.carriers import CARRIERS, tracking_number
+from sandbox.common.json_bodies import BadBody
+from sandbox.order_source.models import Order, Seller
 from sandbox.orders_v2 import packages
 from sandbox.orders_v2.control_views import settings_change
 from sandbox.orders_v2.dates import rfc3339
@@ -21,18 +21,9 @@ from sandbox.orders_v2.imports import seller_import, seller_settings
 from sandbox.orders_v2.inspection import inspected_json
 from sandbox.orders_v2.models import WORKFLOWS, ApiUser, V2Order
 from sandbox.orders_v2.tokens import active_tokens
-from sandbox.simulated_seller import CARRIERS, tracking_number
 
-STYLESHEET = Path(__file__).resolve().parent.parent / "static" / "sandbox" / "sandbox.css"
 SERVICE_STATUSES = ("NEW", "READY", "COMPLETE", "CANCELLED", "")
 ORDERS_ON_PAGE = 200
-
-
-def stylesheet(request: HttpRequest) -> HttpResponse:
-    """The pages' one local stylesheet (no CDN: the sandbox runs offline)."""
-    response = HttpResponse(STYLESHEET.read_bytes(), content_type="text/css; charset=utf-8")
-    response["Cache-Control"] = "max-age=60"
-    return response
 
 
 def _back(url: str, **query: str) -> HttpResponseRedirect:

@@ -2,7 +2,12 @@
 
 from typing import Any
 
-from sandbox.contract_fields import ADDRESS_FIELDS, CUSTOMER_FIELDS, DISCOUNT_FIELDS, TAX_FIELDS
+from sandbox.order_source.contract_fields import (
+    ADDRESS_FIELDS,
+    CUSTOMER_FIELDS,
+    DISCOUNT_FIELDS,
+    TAX_FIELDS,
+)
 from sandbox.orders_v2.dates import rfc3339
 from sandbox.orders_v2.models import Cancellation, Package, V2Order
 

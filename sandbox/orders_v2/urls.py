@@ -42,10 +42,26 @@ control_urlpatterns = [
         control_views.simulator_view,
         name="sandbox_v2_simulator",
     ),
+    # Playing the seller by hand: the same v2 operations as the v2 API.
+    path("sandbox/api/auto-ship", control_views.auto_ship, name="sandbox_auto_ship"),
+    path(
+        "sandbox/api/orders/<str:mp_order_number>/ship",
+        control_views.order_ship,
+        name="sandbox_order_ship",
+    ),
+    path(
+        "sandbox/api/orders/<str:mp_order_number>/cancel",
+        control_views.order_cancel,
+        name="sandbox_order_cancel",
+    ),
+    path(
+        "sandbox/api/orders/<str:mp_order_number>/acknowledge",
+        control_views.order_acknowledge,
+        name="sandbox_order_acknowledge",
+    ),
 ]
 
 page_urlpatterns = [
-    path("sandbox/sandbox.css", page_views.stylesheet, name="sandbox_css"),
     path("sandbox/v2/", page_views.sellers_page, name="sandbox_v2_page"),
     path("sandbox/v2/sellers/<str:username>/", page_views.seller_page, name="sandbox_v2_seller"),
     path(

@@ -7,26 +7,22 @@ parameters and unknown body fields are 400s naming them.
 """
 
 from collections.abc import Callable
-from functools import wraps
+from dataclasses import replace
 
 from django.http import HttpRequest, JsonResponse
-from django.views.decorators.csrf import csrf_exempt
 
-from sandbox.json_bodies import BadBody, error_response, json_body
+from sandbox.common.endpoint import ErrorShape, endpoint
+from sandbox.common.errors import method_not_allowed, query_refused, validation_error
+from sandbox.common.json_bodies import BadBody, error_response, json_body
 from sandbox.orders_v2 import packages, serialize
 from sandbox.orders_v2.listing import PARAMETERS, cursor_encode, listing_filters
 from sandbox.orders_v2.models import ApiUser, Cancellation, Package, V2Order
 from sandbox.orders_v2.tokens import AuthProblem, token_issue, v2_user
-from sandbox.query_params import problems_message, query_params
 
 View = Callable[..., JsonResponse]
 FULFILLMENT_KEYS = frozenset({"fulfillment_type", "fulfillment_lines", "shipment"})
 SHIPMENT_KEYS = frozenset({"shipped_date", "carrier", "tracking_number"})
 CANCELLATION_KEYS = frozenset({"cancellation_lines", "reason"})
-
-
-def _validation_error(message: str, fields: dict[str, str]) -> JsonResponse:
-    return error_response("validation_error", message, 400, fields=fields)
 
 
 def _auth_error(problem: AuthProblem) -> JsonResponse:
@@ -36,53 +32,46 @@ def _auth_error(problem: AuthProblem) -> JsonResponse:
     return response
 
 
-@csrf_exempt
+def _answer(exc: Exception) -> JsonResponse | None:
+    if isinstance(exc, AuthProblem):
+        return _auth_error(exc)
+    if isinstance(exc, BadBody):
+        return validation_error(str(exc), {"": str(exc)})
+    if isinstance(exc, packages.PackageError):
+        if exc.status == 400:
+            return validation_error(exc.message, exc.fields)
+        return error_response(
+            "not_found" if exc.status == 404 else "conflict", exc.message, exc.status
+        )
+    return None
+
+
+ERRORS = ErrorShape(
+    method_not_allowed=method_not_allowed, query_refused=query_refused, answer=_answer
+)
+# The token call's 405 names the method but (as before) sends no Allow header.
+TOKEN_ERRORS = replace(
+    ERRORS,
+    method_not_allowed=lambda methods: error_response(
+        "method_not_allowed", f"use {', '.join(methods)}", 405
+    ),
+)
+
+
+@endpoint(methods=("GET",), errors=TOKEN_ERRORS)
 def get_token(request: HttpRequest) -> JsonResponse:
-    if request.method != "GET":
-        return error_response("method_not_allowed", "use GET", 405)
-    _params, problems = query_params(request)
-    if problems:
-        return _validation_error(f"invalid query: {problems_message(problems)}", problems)
-    try:
-        return JsonResponse({"token": token_issue(request)})
-    except AuthProblem as problem:
-        return _auth_error(problem)
+    # Authenticates with the user's Basic credentials itself: it issues what v2_user checks.
+    return JsonResponse({"token": token_issue(request)})
 
 
 def v2_view(
     methods: tuple[str, ...], *, parameters: frozenset[str] = frozenset()
 ) -> Callable[[View], View]:
-    """Method check, authentication, strict query string; errors in one shape."""
-
-    def decorate(view: View) -> View:
-        @csrf_exempt
-        @wraps(view)
-        def wrapper(request: HttpRequest, *args: object, **kwargs: object) -> JsonResponse:
-            if request.method not in methods:
-                response = error_response("method_not_allowed", f"use {', '.join(methods)}", 405)
-                response["Allow"] = ", ".join(methods)
-                return response
-            try:
-                user = v2_user(request)
-            except AuthProblem as problem:
-                return _auth_error(problem)
-            params, problems = query_params(request, parameters)
-            if problems:
-                return _validation_error(f"invalid query: {problems_message(problems)}", problems)
-            try:
-                return view(request, user, params, *args, **kwargs)
-            except BadBody as exc:
-                return _validation_error(str(exc), {"": str(exc)})
-            except packages.PackageError as exc:
-                if exc.status == 400:
-                    return _validation_error(exc.message, exc.fields)
-                return error_response(
-                    "not_found" if exc.status == 404 else "conflict", exc.message, exc.status
-                )
-
-        return wrapper
-
-    return decorate
+    """The common endpoint with the v2 API user as the caller: views get
+    ``(request, user, params, *url_args)``."""
+    return endpoint(
+        methods=methods, errors=ERRORS, auth=v2_user, parameters=parameters, pass_params=True
+    )
 
 
 def _own_order(user: ApiUser, order_id: str) -> V2Order:
@@ -116,7 +105,7 @@ def _object_body(
 def orders_list(request: HttpRequest, user: ApiUser, params: dict[str, str]) -> JsonResponse:
     query, limit, problems = listing_filters(params)
     if problems:
-        return _validation_error(f"invalid query: {problems_message(problems)}", problems)
+        return query_refused(problems)
     rows = list(
         V2Order.objects.select_related("order__client")
         .filter(query, seller_id=user.seller_id)

@@ -9,9 +9,14 @@ deleted later shows as such. A change the marketplace can see bumps the order's
 ``seller_updated_at`` (the listing's ``seller_updated_after``).
 """
 
-from sandbox import clock
-from sandbox.fulfillment import STORED_NAMES, line_summaries, ordered_quantities, overall_status
-from sandbox.models import Order
+from sandbox.common import clock
+from sandbox.order_source.fulfillment import (
+    STORED_NAMES,
+    line_summaries,
+    ordered_quantities,
+    overall_status,
+)
+from sandbox.order_source.models import Order
 from sandbox.orders_v2.dates import local_date
 from sandbox.orders_v2.imports import event_add, seller_settings
 from sandbox.orders_v2.models import EACH_SHIPMENT, Cancellation, Package, V2Order

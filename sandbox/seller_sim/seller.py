@@ -11,18 +11,22 @@ from __future__ import annotations
 
 import logging
 import random
-import string
 import threading
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from sandbox.common.carriers import (
+    CARRIERS,
+    UNKNOWN_CARRIER,
+    bad_tracking_number,
+    tracking_number,
+)
 from sandbox.seller_sim.behaviour import BAD_KINDS, Behaviour
 from sandbox.seller_sim.client import ApiError, OrderApi
 
 log = logging.getLogger("seller_sim")
-CARRIERS = ("UPS", "USPS", "FedEx", "DHL")
 # Re-read state changes this far back: the stored timestamp is our clock, not the platform's.
 CHANGES_OVERLAP = timedelta(seconds=5)
 OVERRIDES_EVERY = 2.0
@@ -172,23 +176,13 @@ class SimulatedSeller:
                 order["marketplace_order_number"],
             )
 
-    def _tracking_number(self, carrier: str) -> str:
-        digits = string.digits
-        if carrier == "UPS":
-            return "1Z" + "".join(
-                self.rng.choice(string.ascii_uppercase + digits) for _ in range(16)
-            )
-        count = {"USPS": 18, "FedEx": 12, "DHL": 10}[carrier]
-        prefix = "9400" if carrier == "USPS" else ""
-        return prefix + "".join(self.rng.choice(digits) for _ in range(count))
-
     def _shipment(self, carrier: str, bad: str | None) -> dict[str, str]:
         shipped = datetime.now(UTC)
-        number = self._tracking_number(carrier)
+        number = tracking_number(carrier, self.rng.choice)
         if bad == "unknown_carrier":
-            carrier = "Acme Parcel Express"
+            carrier = UNKNOWN_CARRIER
         elif bad == "bad_tracking_number":
-            number = "BAD-" + number[:4]
+            number = bad_tracking_number(carrier)
         elif bad == "future_shipped_date":
             shipped += timedelta(days=7)
         return {"shipped_date": rfc3339(shipped), "carrier": carrier, "tracking_number": number}

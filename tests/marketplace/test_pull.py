@@ -220,10 +220,10 @@ def test_listing_follows_next_cursor_across_pages(
 
 BAD_KINDS = [
     ("unknown_carrier", "UNKNOWN_CARRIER", {"lines": [{"mp_line_number": "1"}]}),
-    ("malformed_tracking", "INVALID_TRACKING_NUMBER", {"lines": [{"mp_line_number": "1"}]}),
+    ("bad_tracking_number", "INVALID_TRACKING_NUMBER", {"lines": [{"mp_line_number": "1"}]}),
     ("excess_quantity", "EXCESS_QUANTITY", {"lines": [{"mp_line_number": "1", "quantity": 3}]}),
     ("unknown_line", "UNKNOWN_LINE", {}),
-    ("future_ship_date", "INVALID_SHIP_DATE", {"lines": [{"mp_line_number": "1"}]}),
+    ("future_shipped_date", "INVALID_SHIP_DATE", {"lines": [{"mp_line_number": "1"}]}),
 ]
 
 
@@ -333,7 +333,7 @@ def test_failed_error_report_is_retried_by_the_next_pull(
     order = placed("MP-REPORT")
     # Both tries of the first pull (per order, then the sweep at its end) fail.
     platform.sandbox.set_faults(endpoint="errors", kind="503", count=2)
-    platform.sandbox.ship("MP-REPORT", bad="malformed_tracking", lines=[{"mp_line_number": "1"}])
+    platform.sandbox.ship("MP-REPORT", bad="bad_tracking_number", lines=[{"mp_line_number": "1"}])
     seller_pull(seller_id=connected_seller.id)
     problem = ValidationProblem.objects.get(order=order)
     assert problem.reported_at is None

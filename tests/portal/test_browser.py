@@ -29,7 +29,9 @@ def test_seller_sees_shipment_tracking_link_and_validation_problem(
     order, _ = order_create(data=OrderIn.model_validate(order_body("MP-S1", seller="alice")))
     assert OrderSync.objects.get(order=order).status == "synced"
     good = platform.ship("MP-S1", lines=[{"mp_line_number": "1", "quantity": 3}])
-    platform.ship("MP-S1", lines=[{"mp_line_number": "2", "quantity": 1}], bad="malformed_tracking")
+    platform.ship(
+        "MP-S1", lines=[{"mp_line_number": "2", "quantity": 1}], bad="bad_tracking_number"
+    )
     shipment = next(f for f in good["fulfillments"] if f["mp_line_number"] == "1")["shipments"][0]
     # When the pull service reads it
     result = seller_pull(seller_id=seller.id)

@@ -1,0 +1,111 @@
+"""/api.php on the common endpoint decorator: the auth hook (the API token, ``x-api-key``,
+and ``Authorization: Bearer`` equal to it when both are sent), the group's rate limit
+around the view with its headers on every answer, and the error shape
+(``{"status": "fail", "message"}``)."""
+
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+from sandbox.auth_api.models import PlatformToken, PlatformUser
+from sandbox.auth_api.tokens import token_find
+from sandbox.common import clock
+from sandbox.common.api_php import rate_limits
+from sandbox.common.api_php.errors import ApiError, fail, rate_limit_message
+from sandbox.common.endpoint import Around, ErrorShape, endpoint
+from sandbox.common.json_bodies import BadBody
+from sandbox.common.query_params import problems_message
+
+View = Callable[..., HttpResponse]
+
+
+def _bearer(request: HttpRequest) -> str | None:
+    header = request.META.get("HTTP_AUTHORIZATION", "")
+    scheme, _, value = header.partition(" ")
+    return value.strip() if scheme.lower() == "bearer" else None
+
+
+def api_token(request: HttpRequest) -> PlatformToken:
+    """The caller's active token, or ApiError 401."""
+    key = request.META.get("HTTP_X_API_KEY", "").strip()
+    bearer = _bearer(request)
+    if not key:
+        raise ApiError("Missing x-api-key header", 401)
+    if bearer is not None and bearer != key:
+        raise ApiError("x-api-key and the Authorization Bearer token differ", 401)
+    token = token_find(key)
+    if token is None or token.revoked_at is not None:
+        raise ApiError("Invalid API token", 401)
+    return token
+
+
+def _limited(group: str) -> Around:
+    """The group's rate limit around the query check and the view: per API token, or per
+    address for the unauthenticated login. Its headers go on every answer it lets through
+    or refuses."""
+
+    def around(
+        request: HttpRequest, user: object, call: Callable[[], HttpResponse]
+    ) -> HttpResponse:
+        token = getattr(request, "platform_token", None)
+        subject = f"token:{token.id}" if token is not None else request.META.get("REMOTE_ADDR", "")
+        decision = rate_limits.take(group, subject)
+        if decision.allowed:
+            response = call()
+        else:
+            response = fail(rate_limit_message(decision.wait_seconds), 429)
+            response["Retry-After"] = str(decision.wait_seconds)
+        for name, value in decision.headers().items():
+            response[name] = value
+        return response
+
+    return around
+
+
+def platform_user(request: HttpRequest) -> PlatformUser:
+    """The auth hook: the user of the request's active API token (ApiError 401 if none)."""
+    token = api_token(request)
+    PlatformToken.objects.filter(id=token.id).update(last_used_at=clock.now())
+    request.platform_token = token
+    return token.user
+
+
+def _answer(exc: Exception) -> HttpResponse | None:
+    if isinstance(exc, ApiError):
+        return fail(exc.message, exc.status)
+    if isinstance(exc, BadBody):
+        return fail(str(exc), 400)
+    return None
+
+
+ERRORS = ErrorShape(
+    method_not_allowed=lambda methods: fail(f"Method not allowed: use {', '.join(methods)}", 405),
+    query_refused=lambda problems: fail(problems_message(problems), 400),
+    answer=_answer,
+)
+
+
+def platform_endpoint(
+    *,
+    group: str,
+    methods: tuple[str, ...],
+    authenticated: bool = True,
+    parameters: frozenset[str] | None = frozenset(),
+    pass_params: bool = False,
+) -> Callable[[View], View]:
+    """The common endpoint for /api.php: authenticated views get the ``PlatformUser``
+    after the request (and the query parameters with ``pass_params``); the query string is
+    strict (``parameters``: what the endpoint takes; None leaves it to the view)."""
+    return endpoint(
+        methods=methods,
+        errors=ERRORS,
+        auth=platform_user if authenticated else None,
+        parameters=parameters,
+        pass_params=pass_params,
+        around=_limited(group),
+    )
+
+
+def strings_response(data: object, status: int = 200) -> JsonResponse:
+    """A JSON answer (lists allowed: the contract's list endpoints answer arrays)."""
+    return JsonResponse(data, status=status, safe=False)

@@ -1,0 +1,58 @@
+"""Breaches of the contract's rules by a client, counted in memory (cleared by reset).
+
+Kinds:
+* ``early_retry``: a seller-scoped request that arrived before the wait a 429/503 gave
+  that seller had passed (``retry_watch``).
+* ``shipped_while_unfulfilled``: ``PUT /orders/{n}`` moved an order to ``SHIPPED`` while a
+  line was not fully shipped + cancelled (``order_views``).
+* ``refresh_token_reuse``: a spent refresh token presented again (``grants``).
+
+The end-to-end tests assert there are none; the inspection API and page show them.
+"""
+
+import threading
+from collections import deque
+from datetime import UTC, datetime
+
+from sandbox.common import clock
+
+EARLY_RETRY = "early_retry"
+SHIPPED_WHILE_UNFULFILLED = "shipped_while_unfulfilled"
+REFRESH_TOKEN_REUSE = "refresh_token_reuse"
+KINDS = (EARLY_RETRY, SHIPPED_WHILE_UNFULFILLED, REFRESH_TOKEN_REUSE)
+RECENT_SIZE = 500
+
+_lock = threading.Lock()
+_recent: deque[dict] = deque(maxlen=RECENT_SIZE)
+_by_kind: dict[str, int] = {}
+
+
+def violation_record(
+    *, kind: str, seller: str, client_id: str, request_id: str, detail: str
+) -> None:
+    entry = {
+        "kind": kind,
+        "seller": seller,
+        "client_id": client_id,
+        "at": datetime.now(UTC).isoformat(),
+        "sandbox_at": clock.now().isoformat(),
+        "request_id": request_id,
+        "detail": detail,
+    }
+    with _lock:
+        _recent.append(entry)
+        _by_kind[kind] = _by_kind.get(kind, 0) + 1
+
+
+def summary(*, limit: int = 100) -> dict:
+    """``{"total", "by_kind", "recent"}``, the latest first."""
+    with _lock:
+        by_kind = {kind: _by_kind.get(kind, 0) for kind in KINDS}
+        recent = list(_recent)[-limit:] if limit > 0 else []
+    return {"total": sum(by_kind.values()), "by_kind": by_kind, "recent": recent[::-1]}
+
+
+def reset() -> None:
+    with _lock:
+        _recent.clear()
+        _by_kind.clear()

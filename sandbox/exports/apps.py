@@ -1,8 +1,0 @@
-from django.apps import AppConfig
-
-
-class ExportsConfig(AppConfig):
-    name = "sandbox.exports"
-    label = "sandbox_exports"
-    verbose_name = "Platform sandbox: exports"
-    default_auto_field = "django.db.models.BigAutoField"

@@ -1,8 +1,0 @@
-from django.apps import AppConfig
-
-
-class ImportsConfig(AppConfig):
-    name = "sandbox.imports"
-    label = "sandbox_imports"
-    verbose_name = "Platform sandbox: imports"
-    default_auto_field = "django.db.models.BigAutoField"

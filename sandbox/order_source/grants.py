@@ -1,0 +1,188 @@
+"""Authorization codes, grants and tokens: the OAuth server's bookkeeping.
+
+Codes are single-use and live 5 minutes; access tokens 1 hour; refresh tokens 1 year.
+Refresh-token rotation is on by default: spending a rotated token again counts as reuse
+and revokes the whole grant (RFC 9700 section 4.14.2).
+"""
+
+import threading
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import F
+
+from sandbox.common import clock, switches, violations
+from sandbox.common.secrets_hashing import new_token, token_hash
+from sandbox.order_source.models import AuthorizationCode, Client, Grant, Seller, Token
+
+CODE_LIFETIME = timedelta(minutes=5)
+ACCESS_LIFETIME = timedelta(hours=1)
+REFRESH_LIFETIME = timedelta(days=365)
+
+_counter_lock = threading.Lock()
+counters: dict[str, int] = {}
+
+
+def count(key: str) -> None:
+    with _counter_lock:
+        counters[key] = counters.get(key, 0) + 1
+
+
+def counters_reset() -> None:
+    with _counter_lock:
+        counters.clear()
+
+
+class GrantError(Exception):
+    """An OAuth error answered by the token endpoint."""
+
+    def __init__(self, error: str, description: str, status: int = 401) -> None:
+        super().__init__(description)
+        self.error = error
+        self.description = description
+        self.status = status
+
+
+@dataclass
+class IssuedTokens:
+    access_token: str
+    refresh_token: str | None
+    expires_in: int
+    grant_id: int
+
+    def as_response(self) -> dict:
+        body: dict = {
+            "access_token": self.access_token,
+            "token_type": "Bearer",
+            "expires_in": self.expires_in,
+        }
+        if self.refresh_token is not None:
+            body["refresh_token"] = self.refresh_token
+        return body
+
+
+def code_mint(*, client: Client, seller: Seller, redirect_url: str) -> str:
+    raw = new_token("code")
+    now = clock.now()
+    AuthorizationCode.objects.create(
+        code_hash=token_hash(raw),
+        client=client,
+        seller=seller,
+        redirect_url=redirect_url,
+        created_at=now,
+        expires_at=now + CODE_LIFETIME,
+    )
+    return raw
+
+
+def _issue(*, grant: Grant, with_refresh: bool) -> IssuedTokens:
+    now = clock.now()
+    access = new_token("at")
+    Token.objects.create(
+        token_hash=token_hash(access),
+        kind=Token.ACCESS,
+        grant=grant,
+        created_at=now,
+        expires_at=now + ACCESS_LIFETIME,
+    )
+    refresh = None
+    if with_refresh:
+        refresh = new_token("rt")
+        Token.objects.create(
+            token_hash=token_hash(refresh),
+            kind=Token.REFRESH,
+            grant=grant,
+            created_at=now,
+            expires_at=now + REFRESH_LIFETIME,
+        )
+    return IssuedTokens(
+        access_token=access,
+        refresh_token=refresh,
+        expires_in=int(ACCESS_LIFETIME.total_seconds()),
+        grant_id=grant.id,
+    )
+
+
+def grant_create(*, client: Client, seller: Seller) -> IssuedTokens:
+    """A new grant with a fresh token pair (control API shortcut and code exchange)."""
+    with transaction.atomic():
+        grant = Grant.objects.create(client=client, seller=seller, created_at=clock.now())
+        return _issue(grant=grant, with_refresh=True)
+
+
+def code_exchange(*, client: Client, code: str, redirect_url: str | None) -> IssuedTokens:
+    now = clock.now()
+    with transaction.atomic():
+        row = AuthorizationCode.objects.filter(code_hash=token_hash(code)).first()
+        if row is None or row.client_id != client.id:
+            raise GrantError("invalid_grant", "unknown authorization code")
+        if row.used_at is not None:
+            count("code_reuse")
+            raise GrantError("invalid_grant", "authorization code already used")
+        if row.expires_at <= now:
+            raise GrantError("invalid_grant", "authorization code expired")
+        if redirect_url is not None and redirect_url != row.redirect_url:
+            raise GrantError("invalid_grant", "redirect_url does not match the authorization")
+        # Conditional update: two concurrent exchanges of one code cannot both win.
+        spent = AuthorizationCode.objects.filter(id=row.id, used_at__isnull=True).update(
+            used_at=now
+        )
+        if spent != 1:
+            count("code_reuse")
+            raise GrantError("invalid_grant", "authorization code already used")
+        grant = Grant.objects.create(client=client, seller_id=row.seller_id, created_at=now)
+        AuthorizationCode.objects.filter(id=row.id).update(grant=grant)
+        return _issue(grant=grant, with_refresh=True)
+
+
+def grant_revoke(*, grant: Grant, reason: str) -> None:
+    Grant.objects.filter(id=grant.id, revoked_at__isnull=True).update(
+        revoked_at=clock.now(), revoked_reason=reason
+    )
+
+
+def refresh_exchange(*, client: Client, refresh_token: str, request_id: str = "") -> IssuedTokens:
+    now = clock.now()
+    reused: Grant | None = None
+    with transaction.atomic():
+        row = (
+            Token.objects.select_related("grant")
+            .filter(token_hash=token_hash(refresh_token), kind=Token.REFRESH)
+            .first()
+        )
+        if row is None or row.grant.client_id != client.id:
+            raise GrantError("invalid_grant", "unknown refresh token")
+        grant = row.grant
+        rotate = switches.current.rotation_enabled
+        if row.spent_at is not None:
+            reused = grant
+        elif grant.revoked_at is not None:
+            raise GrantError("invalid_grant", "grant revoked")
+        elif row.expires_at <= now:
+            raise GrantError("invalid_grant", "refresh token expired")
+        elif (
+            rotate
+            and Token.objects.filter(id=row.id, spent_at__isnull=True).update(spent_at=now) != 1
+        ):
+            # Lost a race with a concurrent refresh of the same token: that is reuse too.
+            reused = grant
+        else:
+            Grant.objects.filter(id=grant.id).update(refresh_count=F("refresh_count") + 1)
+            return _issue(grant=grant, with_refresh=rotate)
+    _record_reuse(grant=reused, client=client, request_id=request_id)
+    raise GrantError("invalid_grant", "refresh token already used; grant revoked")
+
+
+def _record_reuse(*, grant: Grant, client: Client, request_id: str) -> None:
+    with transaction.atomic():
+        Grant.objects.filter(id=grant.id).update(reuse_count=F("reuse_count") + 1)
+        grant_revoke(grant=grant, reason="refresh_token_reuse")
+    count("refresh_reuse")
+    violations.violation_record(
+        kind=violations.REFRESH_TOKEN_REUSE,
+        seller=grant.seller.username,
+        client_id=client.client_id,
+        request_id=request_id,
+        detail=f"a spent refresh token of grant {grant.id} was presented again; grant revoked",
+    )
