@@ -9,7 +9,7 @@
   mapped to ``marketplace.platform.errors`` classes.
 * ``ApiKeyTransport``: the Authentication and Platform API groups (the API token in
   ``x-api-key``); the platform limits them per API user, so the user is the holder of the
-  embargo and the request budget. ``client.PlatformClient`` is the order interface's
+  embargo and the request budget. ``order_source.OrderSourceClient`` is the order interface's
   (a seller's Bearer token; the seller is the holder).
 
 A 401 is raised as ``PlatformAuthError`` and never retried by ``ApiKeyTransport``: the API
