@@ -41,6 +41,7 @@ ENV_VARS = (
     "APP_PORT",
     "SANDBOX_PORT",
     "PLATFORM_BASE_URL",
+    "PLATFORM_OAUTH_BASE_URL",
     "PLATFORM_API_BASE_URL",
     "PLATFORM_CLIENT_ID",
     "PLATFORM_CLIENT_SECRET",
@@ -109,6 +110,9 @@ APP_BASE_URL = env.str("APP_BASE_URL", default=f"http://127.0.0.1:{APP_PORT}").r
 PLATFORM_BASE_URL = env.str(
     "PLATFORM_BASE_URL", default=f"http://127.0.0.1:{SANDBOX_PORT}/api/v1"
 ).rstrip("/")
+# /authorize and /access_token: the order interface's base unless set, so pointing the
+# order calls at another version does not silently move OAuth with them.
+PLATFORM_OAUTH_BASE_URL = env.str("PLATFORM_OAUTH_BASE_URL", default=PLATFORM_BASE_URL).rstrip("/")
 PLATFORM_CLIENT_ID = _secret("PLATFORM_CLIENT_ID")
 PLATFORM_CLIENT_SECRET = _secret("PLATFORM_CLIENT_SECRET")
 # The platform calls this parameter redirect_url; it must match the registered one exactly.
@@ -132,9 +136,7 @@ PLATFORM_READ_TIMEOUT = 20.0
 
 # Fernet keys, comma-separated: the first encrypts, all decrypt (key rotation). An
 # empty or malformed entry stops the start (naming the variable, never the key).
-TOKEN_ENCRYPTION_KEYS = fernet_keys(
-    _secret("TOKEN_ENCRYPTION_KEYS"), name="TOKEN_ENCRYPTION_KEYS"
-)
+TOKEN_ENCRYPTION_KEYS = fernet_keys(_secret("TOKEN_ENCRYPTION_KEYS"), name="TOKEN_ENCRYPTION_KEYS")
 # Refresh access tokens that expire within this window (beat sweep), and on use
 # when they expire within the leeway.
 TOKEN_REFRESH_WINDOW = timedelta(minutes=10)
