@@ -22,7 +22,7 @@ from kombu import Exchange, Queue
 
 from marketplace.config_checks import fernet_keys, production_email
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = BASE_DIR / "var"
 
 env = environ.Env()
