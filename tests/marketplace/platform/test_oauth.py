@@ -24,7 +24,7 @@ from marketplace.platform.errors import (
 from marketplace.platform.models import PlatformCall
 from marketplace.platform.transport import thread_session
 from marketplace.redis_client import redis_client
-from tests.sellers.conftest import CLIENT_ID, CLIENT_SECRET, Platform
+from tests.marketplace.conftest import CLIENT_ID, CLIENT_SECRET, REDIRECT_URL, Platform
 
 pytestmark = pytest.mark.django_db
 
@@ -79,7 +79,7 @@ def test_authorization_url_has_exactly_the_contract_parameters(platform: Platfor
     assert parse_qs(url.query) == {
         "response_type": ["code"],
         "client_id": [CLIENT_ID],
-        "redirect_url": [platform.redirect_url],
+        "redirect_url": [REDIRECT_URL],
         "state": ["s-123"],
     }
 
