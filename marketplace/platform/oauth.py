@@ -89,7 +89,7 @@ class TokenTransport(Transport):
         """What Authlib calls to send a token request. Anything but a usable 2xx JSON
         object raises our error here, before Authlib parses the answer."""
         if not url.startswith(self.base_url + "/"):
-            raise ValueError("token request outside the OAuth base URL")
+            raise RuntimeError("token request outside the OAuth base URL")
         response = self._send(
             "POST",
             url[len(self.base_url) :],

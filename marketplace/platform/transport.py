@@ -9,8 +9,12 @@
   mapped to ``marketplace.platform.errors`` classes.
 * ``ApiKeyTransport``: the Authentication and Platform API groups (the API token in
   ``x-api-key``); the platform limits them per API user, so the user is the holder of the
-  embargo and the request budget. ``order_source.OrderSourceClient`` is the order interface's
-  (a seller's Bearer token; the seller is the holder).
+  embargo and the request budget. ``order_source.OrderSourceClient`` is the order
+  interface's (a seller's Bearer token; the seller is the holder), and
+  ``oauth.TokenTransport`` the token endpoint's (Authlib sends through it; our OAuth
+  client is the holder).
+* An answer that is not JSON is described (status, size, type), never quoted, in
+  exceptions and the call log: it may echo a secret in a shape no scrubber knows.
 
 A 401 is raised as ``PlatformAuthError`` and never retried by ``ApiKeyTransport``: the API
 token cannot be refreshed, only replaced by a person signing in again (the caller records
