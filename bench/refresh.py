@@ -107,13 +107,14 @@ def _refresh_one(connection_id: int) -> str:
 
 def _warm(_: int) -> int:
     """What a long-lived prefork child has done before its first task: a database
-    connection and the OAuth session (one per process, kept alive)."""
+    connection and the token endpoint's keep-alive session (one per thread)."""
     from django.db import connection
 
-    from marketplace.platform import oauth
+    from marketplace.platform.oauth import TokenTransport
+    from marketplace.platform.transport import thread_session
 
     connection.ensure_connection()
-    oauth._session()
+    thread_session(TokenTransport().base_url)
     return os.getpid()
 
 

@@ -110,3 +110,30 @@ def test_the_smtp_password_in_email_url_is_not_printed_when_refused() -> None:
     result = _manage("check", env=env)
     assert result.returncode != 0
     assert "hunter2-secret" not in result.stdout + result.stderr
+
+
+def test_importing_the_settings_creates_no_folder_and_a_process_start_does(
+    tmp_path: Path,
+) -> None:
+    # Given a data folder that does not exist yet, with the embedded broker
+    data_dir = tmp_path / "fresh" / "celery"
+    env = {"CELERY_DATA_DIR": str(data_dir), "REDIS_URL": "", "DJANGO_ENV": "development"}
+    clean = {k: v for k, v in os.environ.items() if k not in {*PRODUCTION_ENV, *env}}
+    # When the settings are only imported
+    imported = subprocess.run(
+        [sys.executable, "-c", "import marketplace.settings as s; print(s.CELERY_DATA_DIR)"],
+        cwd=ROOT,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    # Then nothing is created
+    assert imported.returncode == 0, imported.stderr
+    assert imported.stdout.strip() == str(data_dir)
+    assert not (tmp_path / "fresh").exists()
+    # And a process start (any command) makes the broker's and beat's folders
+    result = _manage("check", env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    for folder in ("broker", "processed", "control"):
+        assert (data_dir / folder).is_dir(), folder

@@ -18,6 +18,7 @@ from django.views.decorators.debug import sensitive_variables
 from marketplace.platform.errors import (
     PlatformMalformedResponse,
     PlatformRejected,
+    platform_text,
 )
 from marketplace.platform.transport import ApiKeyTransport
 
@@ -57,7 +58,9 @@ def login_start(*, username: str, password: str, base_url: str | None = None) ->
     except PlatformRejected as exc:
         raise _login_error(exc) from exc
     message = data.get("message") if isinstance(data, dict) else None
-    return message if isinstance(message, str) and message else "A code was sent by e-mail."
+    if isinstance(message, str) and message:
+        return platform_text(message)
+    return "A code was sent by e-mail."
 
 
 @sensitive_variables("password", "code", "token")

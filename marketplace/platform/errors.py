@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import time
 from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
+
+from marketplace.log_redaction import REDACTED, redact
 
 
 class PlatformError(Exception):
@@ -76,6 +79,8 @@ class PlatformMalformedResponse(PlatformError):
 # OAuth error codes that mean "this grant / these client credentials are not accepted"
 # (RFC 6749 section 5.2 answers them with 400; the platform documents 401).
 AUTH_ERROR_CODES = frozenset({"invalid_grant", "invalid_client", "unauthorized_client"})
+# An error code is a word (``invalid_grant``); anything else is not kept as one.
+_ERROR_CODE = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 
 
 def retry_after_seconds(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
@@ -105,35 +110,70 @@ def retry_after_seconds(headers: Mapping[str, str], *, now: float | None = None)
     return max(waits) if waits else None
 
 
-def error_body_message(body: str | bytes | None) -> tuple[str, str | None]:
-    """(message, code) from an error body: any JSON message we can read, else the raw text.
+# A long opaque run of token characters with letters and digits: an API token, an access
+# or refresh token, a code. Platform messages are words; nothing of theirs looks like this.
+_TOKEN_SHAPED = re.compile(r"(?<![\w\-+/=.~])[\w\-+/=.~]{20,}")
+MESSAGE_CHARS = 300
 
-    The returned message is bounded and meant for records a person reads; callers must not
-    pass bodies that echo secrets.
+
+def _token_shaped(match: re.Match[str]) -> str:
+    text = match.group(0)
+    if any(c.isdigit() for c in text) and any(c.isalpha() for c in text):
+        return REDACTED
+    return text
+
+
+def platform_text(value: str, *, chars: int = MESSAGE_CHARS) -> str:
+    """A message the platform's documents define (a JSON ``message`` or ``error``), fit to
+    show a person: bounded, with anything token-like replaced."""
+    return _TOKEN_SHAPED.sub(_token_shaped, redact(value[:chars]))
+
+
+def answer_description(*, status: int, body: str | bytes | None, content_type: str = "") -> str:
+    """What an answer was, without a word of it: its status, size and declared type."""
+    size = len(body.encode() if isinstance(body, str) else body or b"")
+    kind = (content_type or "").split(";")[0].strip() or "no content type"
+    if not size:
+        return f"the platform answered {status} with an empty body"
+    return f"the platform answered {status} with {size} bytes that are not JSON ({kind})"
+
+
+def error_body_message(
+    body: str | bytes | None, *, status: int, content_type: str = ""
+) -> tuple[str, str | None]:
+    """(message, code) from an error answer, fit for records a person reads.
+
+    Only what the documents define is taken from the body: a JSON ``error_description``,
+    ``message``, ``detail`` or ``error``, scrubbed of anything token-like. Any other body
+    (an HTML page, a PHP notice, JSON without those fields) is described, never quoted:
+    it may echo what we sent, secrets included.
     """
-    if isinstance(body, bytes):
-        body = body.decode("utf-8", errors="replace")
-    body = (body or "").strip()
+    text = body.decode("utf-8", errors="replace") if isinstance(body, bytes) else body or ""
     try:
-        data = json.loads(body) if body else None
+        data = json.loads(text) if text.strip() else None
     except ValueError:
         data = None
     if isinstance(data, dict):
         code = data.get("error") if isinstance(data.get("error"), str) else None
+        if code is not None and not _ERROR_CODE.match(code):
+            code = None
         for key in ("error_description", "message", "detail", "error"):
             value = data.get(key)
             if isinstance(value, str) and value:
-                return value[:300], code
-        return body[:300], code
-    return body[:300], None
+                return platform_text(value), code
+        return f"the platform answered {status} without a message", code
+    if data is not None:
+        return f"the platform answered {status} without a message", None
+    return answer_description(status=status, body=body, content_type=content_type), None
 
 
 def platform_error_for_response(
     *, status: int, headers: Mapping[str, str], body: str | bytes | None
 ) -> PlatformError:
     """The exception class matching a non-2xx answer (token or order call)."""
-    message, code = error_body_message(body)
-    message = message or f"platform answered {status}"
+    message, code = error_body_message(
+        body, status=status, content_type=headers.get("Content-Type") or ""
+    )
     if status == 429:
         return PlatformRateLimited(
             message, status=status, code=code, retry_after=retry_after_seconds(headers)

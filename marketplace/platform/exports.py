@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from marketplace.platform.db_resources import DatabaseResourceApi
+from marketplace.platform.errors import platform_text
 
 
 class ExportsApi(DatabaseResourceApi):
@@ -53,4 +54,4 @@ class ExportsApi(DatabaseResourceApi):
         """Start a run (it happens in the background). Returns the platform's message."""
         data = self.transport.request("POST", self._path(db_id, export_id, "/run"))
         message = data.get("message") if isinstance(data, dict) else None
-        return message if isinstance(message, str) else "Run started."
+        return platform_text(message) if isinstance(message, str) else "Run started."

@@ -1,4 +1,5 @@
-"""The platform's OAuth token endpoint: the only code that sends token requests.
+"""The platform's OAuth endpoints: the authorize URL and the token calls (code exchange,
+refresh), the only code that sends token requests.
 
 Facts from the contract (shared/spec/order-source-contract.md):
 
@@ -8,32 +9,36 @@ Facts from the contract (shared/spec/order-source-contract.md):
   (``client_secret_post``), answering ``{access_token, token_type, refresh_token,
   expires_in}``; 401 on bad credentials, code or refresh token.
 
-Authlib builds and sends the requests; compliance hooks turn every non-2xx or odd
-answer into a ``marketplace.platform.errors`` exception before Authlib parses it, and
-every call is written to the platform call log (path and status only).
+``{base}`` is ``settings.PLATFORM_OAUTH_BASE_URL`` (by default the order interface's
+base), so pointing the order calls at another version does not move the grant.
+
+Authlib builds the requests (the form, ``client_secret_post``) and reads the token; it
+sends them through ``TokenTransport``, a ``transport.Transport``: the one session per
+thread, the embargo (the client's token calls are one holder), the call log (path and
+status only: the form carries the client secret and the grant) and the error mapping.
 """
 
 from __future__ import annotations
 
-import os
-import threading
-import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import requests
-from authlib.integrations.requests_client import OAuth2Session
+from authlib.integrations.base_client import OAuthError
+from authlib.integrations.requests_client.oauth2_session import OAuth2Auth, OAuth2ClientAuth
+from authlib.oauth2.client import OAuth2Client
 from django.conf import settings
 from django.views.decorators.debug import sensitive_variables
 
-from marketplace.platform.calllog import platform_call_record
 from marketplace.platform.errors import (
     PlatformError,
     PlatformMalformedResponse,
     PlatformUnavailable,
     platform_error_for_response,
 )
+from marketplace.platform.transport import Transport
 
 TOKEN_PATH = "/access_token"
 AUTHORIZE_PATH = "/authorize"
@@ -49,64 +54,83 @@ class TokenSet:
     expires_in: int
 
 
-# One keep-alive session per thread of each process. Authlib keeps the last token on
-# the session object (``self.token``) and returns it from ``refresh_token``, so a
-# session shared between threads could hand one caller another caller's token.
-_local = threading.local()
+def oauth_client_holder(client_id: str) -> str:
+    """The holder of the embargo on our token calls: the marketplace's OAuth client."""
+    return f"oauth-client:{client_id}"
 
 
-def _session() -> OAuth2Session:
-    key = (settings.PLATFORM_CLIENT_ID, settings.PLATFORM_CLIENT_SECRET)
-    session = getattr(_local, "session", None)
-    if session is None or getattr(_local, "key", None) != key:
-        if session is not None:
-            session.close()
-        session = OAuth2Session(
-            settings.PLATFORM_CLIENT_ID,
-            settings.PLATFORM_CLIENT_SECRET,
-            # The platform takes the client secret in the form body, not HTTP Basic.
-            token_endpoint_auth_method="client_secret_post",
+class TokenTransport(Transport):
+    """The session Authlib's client is given: its ``post`` goes through the transport.
+
+    Its base is the OAuth base URL's origin, so the call log shows the token endpoint's
+    whole path (``/api/v1/access_token``).
+    """
+
+    def __init__(self, *, seller_id: int | None = None) -> None:
+        base = urlsplit(settings.PLATFORM_OAUTH_BASE_URL)
+        super().__init__(
+            base_url=f"{base.scheme}://{base.netloc}",
+            holder=oauth_client_holder(settings.PLATFORM_CLIENT_ID),
+            seller_id=seller_id,
         )
-        # As in client.py: read proxy settings once, not from the environment per request.
-        session.trust_env = False
-        session.proxies = requests.utils.get_environ_proxies(settings.PLATFORM_BASE_URL)
-        session.verify = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get(
-            "CURL_CA_BUNDLE", True
+
+    def __repr__(self) -> str:
+        return f"<TokenTransport {self.base_url}>"
+
+    @sensitive_variables()
+    def post(
+        self,
+        url: str,
+        data: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | None = None,
+        auth: requests.auth.AuthBase | None = None,
+        **_: Any,
+    ) -> requests.Response:
+        """What Authlib calls to send a token request. Anything but a usable 2xx JSON
+        object raises our error here, before Authlib parses the answer."""
+        if not url.startswith(self.base_url + "/"):
+            raise RuntimeError("token request outside the OAuth base URL")
+        response = self._send(
+            "POST",
+            url[len(self.base_url) :],
+            headers=dict(headers or {}),
+            attempt=1,
+            form=data,
+            auth=auth,
+            log_bodies=False,
         )
-        session.register_compliance_hook("access_token_response", _check_response)
-        session.register_compliance_hook("refresh_token_response", _check_response)
-        _local.session = session
-        _local.key = key
-    return session
+        data = self._answer(response)
+        if not isinstance(data, dict):
+            raise PlatformUnavailable(
+                "token endpoint answered with JSON that is not an object",
+                status=response.status_code,
+            )
+        if "error" in data:
+            raise platform_error_for_response(
+                status=response.status_code, headers=response.headers, body=response.content
+            )
+        return response
 
 
-def _timeout() -> tuple[float, float]:
-    return (settings.PLATFORM_CONNECT_TIMEOUT, settings.PLATFORM_READ_TIMEOUT)
+class _AuthlibClient(OAuth2Client):
+    """Authlib's protocol client over ``TokenTransport`` instead of its own session."""
+
+    client_auth_class = OAuth2ClientAuth
+    token_auth_class = OAuth2Auth
+    oauth_error_class = OAuthError
 
 
-@sensitive_variables()
-def _check_response(response: requests.Response) -> requests.Response:
-    """Compliance hook: raise our error for anything but a usable 2xx JSON object."""
-    if not 200 <= response.status_code < 300:
-        raise platform_error_for_response(
-            status=response.status_code, headers=response.headers, body=response.content
-        )
-    try:
-        data = response.json()
-    except ValueError:
-        # A proxy's HTML page or a cut-off body: the platform may answer properly later.
-        raise PlatformUnavailable(
-            "token endpoint answered with a body that is not JSON", status=response.status_code
-        ) from None
-    if not isinstance(data, dict):
-        raise PlatformUnavailable(
-            "token endpoint answered with JSON that is not an object", status=response.status_code
-        )
-    if "error" in data:
-        raise platform_error_for_response(
-            status=response.status_code, headers=response.headers, body=response.content
-        )
-    return response
+def _client(transport: TokenTransport | None = None) -> _AuthlibClient:
+    # A new client per call: Authlib keeps the last token on the client object, so a
+    # shared one could hand one caller another caller's token. The HTTP session (keep-
+    # alive) is the transport's, one per thread.
+    return _AuthlibClient(
+        transport or TokenTransport(),
+        client_id=settings.PLATFORM_CLIENT_ID,
+        client_secret=settings.PLATFORM_CLIENT_SECRET,
+        # The platform takes the client secret in the form body, not HTTP Basic.
+        token_endpoint_auth_method="client_secret_post",
+    )
 
 
 @sensitive_variables()
@@ -139,65 +163,26 @@ def _token_set(data: dict[str, Any], *, require_refresh_token: bool) -> TokenSet
 
 
 @sensitive_variables()
-def _call(send: Any, *, seller_id: int | None, require_refresh_token: bool, what: str) -> TokenSet:
-    started = time.monotonic()
-    status: int | None = None
-    error = ""
+def _call(send: Callable[[], Mapping[str, Any]], *, require_refresh_token: bool) -> TokenSet:
+    # Exceptions are re-raised without the frames of Authlib, requests and urllib3 below
+    # us: those frames' locals hold the form body (client secret, code or refresh token),
+    # and error pages and reports print frame locals.
     try:
-        # Exceptions are re-raised without the frames of Authlib, requests and urllib3
-        # below us: those frames' locals hold the form body (client secret, code or
-        # refresh token), and error pages and reports print frame locals.
-        try:
-            data = send()
-        except PlatformError as exc:
-            status = exc.status
-            error = f"{what}: {type(exc).__name__}: {exc}"
-            raise exc.with_traceback(None) from None
-        except requests.Timeout:
-            error = f"{what}: timeout"
-            raise PlatformUnavailable("token endpoint timed out") from None
-        except requests.RequestException as exc:
-            error = f"{what}: {type(exc).__name__}"
-            raise PlatformUnavailable(
-                f"token endpoint unreachable ({type(exc).__name__})"
-            ) from None
-        except (ValueError, TypeError, KeyError):
-            # Our hook accepted the HTTP answer, so Authlib choked on its fields
-            # (e.g. a non-numeric expires_in).
-            status = 200
-            error = f"{what}: malformed token response"
-            raise PlatformMalformedResponse(
-                "token response has unusable fields", status=200
-            ) from None
-        status = 200
-        try:
-            return _token_set(dict(data), require_refresh_token=require_refresh_token)
-        except PlatformMalformedResponse as exc:
-            error = f"{what}: {exc}"
-            raise
-    finally:
-        # Hold no grant on the long-lived session once the call is over.
-        _session().token = None
-        # Path and status only: the form body carries the client secret and the grant.
-        platform_call_record(
-            method="POST",
-            path=_api_path(TOKEN_PATH),
-            status=status,
-            duration_ms=int((time.monotonic() - started) * 1000),
-            seller_id=seller_id,
-            error=error,
-        )
-
-
-def _api_path(path: str) -> str:
-    return requests.utils.urlparse(settings.PLATFORM_BASE_URL).path.rstrip("/") + path
+        data = send()
+    except PlatformError as exc:
+        raise exc.with_traceback(None) from None
+    except (ValueError, TypeError, KeyError):
+        # The transport accepted the HTTP answer, so Authlib choked on its fields
+        # (e.g. a non-numeric expires_in).
+        raise PlatformMalformedResponse("token response has unusable fields", status=200) from None
+    return _token_set(dict(data), require_refresh_token=require_refresh_token)
 
 
 def authorization_url(*, state: str) -> str:
     """The platform's authorize URL for this marketplace: response_type, client_id,
     redirect_url and state, nothing else."""
-    url, _ = _session().create_authorization_url(
-        settings.PLATFORM_BASE_URL + AUTHORIZE_PATH,
+    url, _ = _client().create_authorization_url(
+        settings.PLATFORM_OAUTH_BASE_URL + AUTHORIZE_PATH,
         state=state,
         # The platform names this parameter redirect_url, not the standard redirect_uri.
         redirect_url=settings.PLATFORM_REDIRECT_URL,
@@ -213,37 +198,29 @@ def authorization_url(*, state: str) -> str:
 @sensitive_variables()
 def token_exchange_code(*, code: str, seller_id: int | None = None) -> TokenSet:
     """Spend an authorization code. Raises ``marketplace.platform.errors.*``."""
-    session = _session()
+    client = _client(TokenTransport(seller_id=seller_id))
 
     @sensitive_variables()
-    def send() -> dict[str, Any]:
-        return session.fetch_token(
-            settings.PLATFORM_BASE_URL + TOKEN_PATH,
+    def send() -> Mapping[str, Any]:
+        return client.fetch_token(
+            settings.PLATFORM_OAUTH_BASE_URL + TOKEN_PATH,
             grant_type="authorization_code",
             code=code,
-            timeout=_timeout(),
         )
 
-    return _call(
-        send,
-        seller_id=seller_id,
-        require_refresh_token=True,
-        what="code exchange",
-    )
+    return _call(send, require_refresh_token=True)
 
 
 @sensitive_variables()
 def token_refresh(*, refresh_token: str, seller_id: int | None = None) -> TokenSet:
     """Spend a refresh token. ``TokenSet.refresh_token`` is None when the platform did not
     rotate it: keep the old one. Raises ``marketplace.platform.errors.*``."""
-    session = _session()
+    client = _client(TokenTransport(seller_id=seller_id))
 
     @sensitive_variables()
-    def send() -> dict[str, Any]:
-        token = session.refresh_token(
-            settings.PLATFORM_BASE_URL + TOKEN_PATH,
-            refresh_token=refresh_token,
-            timeout=_timeout(),
+    def send() -> Mapping[str, Any]:
+        token = client.refresh_token(
+            settings.PLATFORM_OAUTH_BASE_URL + TOKEN_PATH, refresh_token=refresh_token
         )
         data = dict(token)
         # Authlib copies the old refresh token into its answer when the platform sent
@@ -252,4 +229,4 @@ def token_refresh(*, refresh_token: str, seller_id: int | None = None) -> TokenS
             data["refresh_token"] = None
         return data
 
-    return _call(send, seller_id=seller_id, require_refresh_token=False, what="refresh")
+    return _call(send, require_refresh_token=False)

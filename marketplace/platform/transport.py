@@ -1,7 +1,7 @@
 """The HTTP machinery every platform API group shares.
 
 * ``thread_session(base_url)``: one keep-alive ``requests.Session`` per thread and base,
-  with proxy settings read once.
+  with proxy settings read once (``session_for``, the one session factory).
 * ``Transport``: what every call goes through, whatever the group: the holder's embargo
   checked right before sending (and set by a 429, or a 503 that says when to come back),
   connect/read timeouts from settings, every attempt in the call log with secrets and
@@ -9,8 +9,12 @@
   mapped to ``marketplace.platform.errors`` classes.
 * ``ApiKeyTransport``: the Authentication and Platform API groups (the API token in
   ``x-api-key``); the platform limits them per API user, so the user is the holder of the
-  embargo and the request budget. ``client.PlatformClient`` is the order interface's
-  (a seller's Bearer token; the seller is the holder).
+  embargo and the request budget. ``order_source.OrderSourceClient`` is the order
+  interface's (a seller's Bearer token; the seller is the holder), and
+  ``oauth.TokenTransport`` the token endpoint's (Authlib sends through it; our OAuth
+  client is the holder).
+* An answer that is not JSON is described (status, size, type), never quoted, in
+  exceptions and the call log: it may echo a secret in a shape no scrubber knows.
 
 A 401 is raised as ``PlatformAuthError`` and never retried by ``ApiKeyTransport``: the API
 token cannot be refreshed, only replaced by a person signing in again (the caller records
@@ -24,6 +28,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
 
@@ -36,6 +41,7 @@ from marketplace.platform.embargo import embargo_set, embargo_wait
 from marketplace.platform.errors import (
     PlatformRateLimited,
     PlatformUnavailable,
+    answer_description,
     platform_error_for_response,
     retry_after_seconds,
 )
@@ -48,7 +54,16 @@ _thread = threading.local()
 # Keys whose values never reach the call log, whatever the API group: secrets, and the
 # buyer's details (the order itself holds them).
 SECRET_KEYS = frozenset(
-    {"password", "token", "twofa_token", "api_key", "x-api-key", "access_token", "refresh_token"}
+    {
+        "password",
+        "token",
+        "twofa_token",
+        "api_key",
+        "x-api-key",
+        "access_token",
+        "refresh_token",
+        "client_secret",
+    }
 )
 SCRUBBED = "[REDACTED]"
 PRIVATE_KEYS = frozenset(
@@ -67,6 +82,22 @@ PRIVATE_KEYS = frozenset(
 OMITTED = "[omitted]"
 
 
+def session_for(base_url: str) -> requests.Session:
+    """A new keep-alive session for calls to ``base_url``: a small pool, no retries of its
+    own, and the proxy and CA settings of the environment read once."""
+    session = requests.Session()
+    adapter = HTTPAdapter(pool_connections=4, pool_maxsize=8, max_retries=0)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    # requests re-reads the whole environment for proxy settings on every request
+    # (~20 % of a push's CPU in the P1 profile). Read it once per session instead:
+    # proxies for the platform's URL and the CA bundle, as trust_env would.
+    session.trust_env = False
+    session.proxies = requests.utils.get_environ_proxies(base_url)
+    session.verify = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE", True)
+    return session
+
+
 def thread_session(base_url: str) -> requests.Session:
     """This thread's keep-alive session for ``base_url`` (created on first use)."""
     sessions: dict[str, requests.Session] | None = getattr(_thread, "sessions", None)
@@ -74,19 +105,7 @@ def thread_session(base_url: str) -> requests.Session:
         sessions = _thread.sessions = {}
     session = sessions.get(base_url)
     if session is None:
-        session = requests.Session()
-        adapter = HTTPAdapter(pool_connections=4, pool_maxsize=8, max_retries=0)
-        session.mount("http://", adapter)
-        session.mount("https://", adapter)
-        # requests re-reads the whole environment for proxy settings on every request
-        # (~20 % of a push's CPU in the P1 profile). Read it once per session instead:
-        # proxies for the platform's URL and the CA bundle, as trust_env would.
-        session.trust_env = False
-        session.proxies = requests.utils.get_environ_proxies(base_url)
-        session.verify = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get(
-            "CURL_CA_BUNDLE", True
-        )
-        sessions[base_url] = session
+        session = sessions[base_url] = session_for(base_url)
     return session
 
 
@@ -108,14 +127,15 @@ def scrub_secrets(value: Any) -> Any:
 
 
 def scrubbed_excerpt(text: str | None) -> str | None:
-    """A body as the call log may keep it: JSON with secrets scrubbed; other text as is
-    (``calllog.excerpt`` redacts token-like values in it once more)."""
+    """A body as the call log may keep it: JSON with secrets scrubbed (``calllog.excerpt``
+    redacts token-like values in it once more); anything else only described, since an
+    unreadable answer may echo secrets in a shape no scrubber knows."""
     if not text:
         return text
     try:
         data = json.loads(text)
     except ValueError:
-        return text
+        return f"[{len(text.encode())} bytes that are not JSON]"
     return json.dumps(scrub_secrets(data), separators=(",", ":"))
 
 
@@ -145,11 +165,16 @@ class Transport:
         attempt: int,
         params: dict[str, str] | None = None,
         body: str | None = None,
+        form: Mapping[str, str] | None = None,
+        auth: requests.auth.AuthBase | None = None,
         order_number: str = "",
         log_bodies: bool = True,
     ) -> requests.Response:
         """One HTTP exchange, after the embargo check; recorded, and noted if it asks us
-        to wait. Raises ``PlatformUnavailable`` when no answer came."""
+        to wait. Raises ``PlatformUnavailable`` when no answer came.
+
+        ``body`` is JSON text; ``form`` a form to send url-encoded instead (the caller's
+        headers say so), which ``auth`` may complete (OAuth client credentials)."""
         self._embargo_honour(method, path)
         headers = {"Accept": "application/json", **headers}
         if body is not None:
@@ -162,8 +187,9 @@ class Transport:
                 method,
                 self.base_url + path,
                 params=params,
-                data=body.encode() if body is not None else None,
+                data=body.encode() if body is not None else form,
                 headers=headers,
+                auth=auth,
                 timeout=(settings.PLATFORM_CONNECT_TIMEOUT, settings.PLATFORM_READ_TIMEOUT),
             )
         except requests.RequestException as exc:
@@ -191,12 +217,19 @@ class Transport:
             return {}
         try:
             return response.json()
-        except ValueError as exc:
+        except ValueError:
             # An unreadable answer is treated like an outage: the request may be retried.
+            # It is described, never quoted: a PHP notice before the JSON of /login would
+            # carry the API token into messages, pages and stored errors. No chained
+            # exception either: the decode error keeps the whole body.
             raise PlatformUnavailable(
-                f"unreadable JSON from the platform: {response.text[:120]!r}",
+                answer_description(
+                    status=response.status_code,
+                    body=response.content,
+                    content_type=response.headers.get("Content-Type") or "",
+                ),
                 status=response.status_code,
-            ) from exc
+            ) from None
 
     def _embargo_honour(self, method: str, path: str) -> None:
         """Right before a call: wait out (or refuse to break) the holder's embargo."""

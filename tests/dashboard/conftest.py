@@ -73,6 +73,7 @@ def platform(sandbox: SandboxProcess, settings: Any) -> SandboxProcess:
     sandbox.create_seller(PLATFORM_SELLER, "alice-shop-pass", name="Alice")
     sandbox.create_seller(PLATFORM_SELLER_B, "bob-shop-pass", name="Bob")
     settings.PLATFORM_BASE_URL = sandbox.api_url
+    settings.PLATFORM_OAUTH_BASE_URL = sandbox.api_url
     settings.PLATFORM_CLIENT_ID = CLIENT_ID
     settings.PLATFORM_CLIENT_SECRET = CLIENT_SECRET
     settings.PLATFORM_REDIRECT_URL = REDIRECT_URL

@@ -57,6 +57,7 @@ def platform(sandbox: SandboxProcess, settings: Any) -> Platform:
     sandbox.register_client(CLIENT_ID, CLIENT_SECRET, REDIRECT_URL, name="Orders Test")
     sandbox.create_seller(PLATFORM_SELLER, "alice-shop-pass", name="Alice")
     settings.PLATFORM_BASE_URL = sandbox.api_url
+    settings.PLATFORM_OAUTH_BASE_URL = sandbox.api_url
     settings.PLATFORM_CLIENT_ID = CLIENT_ID
     settings.PLATFORM_CLIENT_SECRET = CLIENT_SECRET
     settings.PLATFORM_REDIRECT_URL = REDIRECT_URL

@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import time
-from datetime import UTC, datetime, timedelta
-from email.utils import format_datetime
 from typing import Any
 
 import pytest
 
 from marketplace.orders.backoff import push_backoff_seconds, rate_limited_wait_seconds
 from marketplace.orders.payloads import order_payload
-from marketplace.platform.errors import retry_after_seconds
-from marketplace.platform.rate_budget import budget_acquire, budget_try_take
 from tests.marketplace.conftest import make_order
 
 REQUIRED = {
@@ -85,34 +80,8 @@ def test_backoff_grows_exponentially_with_bounded_jitter() -> None:
         assert low[n - 1] <= push_backoff_seconds(n, base=2, cap=100) <= high[n - 1]
 
 
-def test_retry_after_in_seconds_or_http_date_or_rate_limit_reset() -> None:
-    now = time.time()
-    assert retry_after_seconds({"Retry-After": "7"}, now=now) == 7
-    http_date = format_datetime(datetime.fromtimestamp(now, UTC) + timedelta(seconds=30), True)
-    assert 28 <= retry_after_seconds({"Retry-After": http_date}, now=now) <= 31
-    assert retry_after_seconds(
-        {"X-Rate-Limit-Reset": str(int(now) + 12)}, now=now
-    ) == pytest.approx(12, abs=1)
-    assert retry_after_seconds({"X-Rate-Limit-Reset": "5"}, now=now) == 5
-    assert retry_after_seconds({}, now=now) is None
-    assert retry_after_seconds({"Retry-After": "soon"}, now=now) is None
-
-
 def test_rate_limited_wait_uses_the_platforms_word_or_the_default(settings: Any) -> None:
     settings.PUSH_RATE_LIMIT_DEFAULT_WAIT = 30
     assert rate_limited_wait_seconds(4) == 4
     assert rate_limited_wait_seconds(0) == 1
     assert rate_limited_wait_seconds(None) == 30
-
-
-def test_rate_budget_spaces_requests_of_one_key_but_not_of_others(settings: Any) -> None:
-    key = f"test-{time.time_ns()}"
-    assert budget_try_take(key=key, rate_per_second=2) == 0
-    wait = budget_try_take(key=key, rate_per_second=2)
-    assert 0.3 < wait <= 0.5
-    assert budget_try_take(key=key + "-other", rate_per_second=2) == 0
-    started = time.monotonic()
-    budget_acquire(key=key, rate_per_second=2)
-    budget_acquire(key=key, rate_per_second=2)
-    # Three takes at 2/s: at least ~1 s after the first.
-    assert time.monotonic() - started >= 0.8

@@ -6,13 +6,16 @@ Personas: ``seller`` (alice), ``other_seller`` (bob), ``staff_user`` (tests/app_
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from marketplace.platform.oauth import TokenSet
+from marketplace.platform.embargo import embargo_remaining
+from marketplace.platform.oauth import TokenSet, oauth_client_holder
+from marketplace.redis_client import redis_client
 from sellers import services
 from sellers.models import PlatformConnection, Seller
 from tests.sandbox_process import SandboxProcess
@@ -77,12 +80,27 @@ class Platform:
         return self.counters()["token_requests"].get("refresh_token", 0)
 
 
+def embargo_clear(settings) -> None:
+    """No wait left over from an earlier test's 429/503: Redis outlives its transaction."""
+    if settings.REDIS_URL:
+        for key in redis_client().scan_iter("embargo:*"):
+            redis_client().delete(key)
+
+
+def token_calls_wait_out() -> None:
+    """Sleep out the wait a 429 or 503 of the token endpoint asked for: the token calls
+    honour it (the sandbox's faults ask for 1 s)."""
+    time.sleep(embargo_remaining(holder=oauth_client_holder(CLIENT_ID)))
+
+
 def platform_setup(sandbox: SandboxProcess, settings, redirect_url: str) -> Platform:
+    embargo_clear(settings)
     sandbox.reset()
     sandbox.register_client(CLIENT_ID, CLIENT_SECRET, redirect_url, name="Test Marketplace")
     sandbox.create_seller(PLATFORM_SELLER, PLATFORM_SELLER_PASSWORD, name="Alice")
     sandbox.create_seller(PLATFORM_SELLER_B, "bob-shop-pass", name="Bob")
     settings.PLATFORM_BASE_URL = sandbox.api_url
+    settings.PLATFORM_OAUTH_BASE_URL = sandbox.api_url
     settings.PLATFORM_CLIENT_ID = CLIENT_ID
     settings.PLATFORM_CLIENT_SECRET = CLIENT_SECRET
     settings.PLATFORM_REDIRECT_URL = redirect_url

@@ -19,7 +19,12 @@ from sellers.errors import (
     TokenRefreshUnavailable,
 )
 from sellers.models import ConnectionEvent, PlatformConnection, Seller
-from tests.sellers.conftest import PLATFORM_SELLER, Platform, connect_via_sandbox
+from tests.sellers.conftest import (
+    PLATFORM_SELLER,
+    Platform,
+    connect_via_sandbox,
+    token_calls_wait_out,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -182,7 +187,10 @@ def test_transient_refresh_failure_changes_nothing_and_keeps_a_valid_token_in_us
     assert after.refresh_token == connection.refresh_token
     assert after.last_error
     assert ConnectionEvent.objects.filter(seller=seller, kind="refresh_failed").count() == 2
-    # Once the platform is back, the refresh goes through and clears the error.
+    # Once the platform is back (and the wait a 429 asked for is over: the second
+    # refresh above was held, not sent), the refresh goes through and clears the error.
+    platform.sandbox.clear_faults()
+    token_calls_wait_out()
     assert services.connection_refresh(connection_id=connection.id).last_error == ""
 
 
@@ -194,6 +202,7 @@ def test_access_token_with_expired_token_and_platform_down_raises_unavailable(
     platform.sandbox.set_faults(endpoint="access_token", kind="503", count=1)
     with pytest.raises(TokenRefreshUnavailable):
         services.connection_access_token(connection_id=connection.id)
+    token_calls_wait_out()  # the 503 said when to come back
     assert services.connection_access_token(connection_id=connection.id)
 
 
@@ -254,6 +263,7 @@ def test_refresh_task_retries_transient_failures(
         tasks.connection_refresh_task.run(connection.id)
     assert 15 <= retries[0] <= 300
 
+    token_calls_wait_out()  # the 503 said when to come back
     tasks.connection_refresh_task.run(connection.id)  # platform back: refreshed
     connection.refresh_from_db()
     assert connection.last_refreshed_at is not None

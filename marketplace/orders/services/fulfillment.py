@@ -39,8 +39,9 @@ from marketplace.orders.models import (
 from marketplace.orders.services.outbox import order_sync_mark_changed, sync_event_add
 from marketplace.orders.states import transition_allowed
 from marketplace.orders.validation import Problem, fulfillment_problems, parse_fulfillments
-from marketplace.platform.client import PlatformClient
 from marketplace.platform.errors import PlatformError
+from marketplace.platform.order_source import OrderSourceClient
+from sellers.token_source import order_client_for_seller
 
 logger = logging.getLogger(__name__)
 
@@ -334,7 +335,7 @@ def _problems_record(
     return unreported, events
 
 
-def order_problems_report(*, order_id: int, client: PlatformClient | None = None) -> int:
+def order_problems_report(*, order_id: int, client: OrderSourceClient | None = None) -> int:
     """POST every open, unreported problem of the order once; returns how many were sent.
 
     The rows are marked reported only after the platform accepted them. A failed post
@@ -350,7 +351,7 @@ def order_problems_report(*, order_id: int, client: PlatformClient | None = None
     if not rows:
         return 0
     order = rows[0].order
-    client = client or PlatformClient.for_seller(order.seller)
+    client = client or order_client_for_seller(order.seller)
     body = []
     for row in rows:
         item: dict[str, Any] = {"code": row.code, "message": row.message}

@@ -52,10 +52,11 @@ from marketplace.orders.services.fulfillment import (
     order_problems_report,
 )
 from marketplace.platform.calllog import platform_calls_buffered
-from marketplace.platform.client import PlatformClient
 from marketplace.platform.errors import PlatformError, PlatformRateLimited, PlatformRejected
+from marketplace.platform.order_source import OrderSourceClient
 from sellers.errors import SellerConnectionError
 from sellers.models import PlatformConnection
+from sellers.token_source import order_client_for
 
 logger = logging.getLogger(__name__)
 
@@ -202,7 +203,7 @@ def seller_pull(*, seller_id: int) -> PullResult:
     if claim is None:
         return result
     result.ran = True
-    client = PlatformClient.for_connection(connection, hold_wait=settings.PULL_HOLD_MAX_WAIT)
+    client = order_client_for(connection, hold_wait=settings.PULL_HOLD_MAX_WAIT)
     try:
         retry_numbers = _pull_retry_orders(client, seller_id, claim, result)
         _pull_listing(client, seller_id, claim, retry_numbers, result)
@@ -216,7 +217,7 @@ def seller_pull(*, seller_id: int) -> PullResult:
 
 
 def _pull_retry_orders(
-    client: PlatformClient, seller_id: int, claim: _Claim, result: PullResult
+    client: OrderSourceClient, seller_id: int, claim: _Claim, result: PullResult
 ) -> list[str]:
     """Orders an earlier pull could not read: fetch each on its own. Returns those that
     failed again."""
@@ -239,7 +240,7 @@ def _pull_retry_orders(
 
 
 def _pull_listing(
-    client: PlatformClient,
+    client: OrderSourceClient,
     seller_id: int,
     claim: _Claim,
     retry_numbers: list[str],
@@ -320,7 +321,7 @@ def _pull_listing(
 
 
 def _pull_page(
-    client: PlatformClient, seller_id: int, page: dict[str, Any], result: PullResult
+    client: OrderSourceClient, seller_id: int, page: dict[str, Any], result: PullResult
 ) -> list[str]:
     """Process one listing page; returns the numbers of the orders that failed."""
     entries = [entry for entry in page.get("orders") or [] if isinstance(entry, dict)]
@@ -344,7 +345,7 @@ def _pull_page(
 
 
 def _pull_order(
-    client: PlatformClient, order: Order, entry: dict[str, Any] | None, result: PullResult
+    client: OrderSourceClient, order: Order, entry: dict[str, Any] | None, result: PullResult
 ) -> bool:
     """Bring one order's fulfillment up to date; False if it could not be read or stored."""
     raw_updated = entry.get("seller_updated_at") if entry else None
@@ -411,7 +412,7 @@ def _fulfillment_status(lines: list[Any]) -> str:
     return "PENDING"
 
 
-def _report_pending_problems(client: PlatformClient, seller_id: int, limit: int = 100) -> int:
+def _report_pending_problems(client: OrderSourceClient, seller_id: int, limit: int = 100) -> int:
     """Problems whose report failed earlier (their order may not be re-listed)."""
     order_ids = list(
         ValidationProblem.objects.filter(

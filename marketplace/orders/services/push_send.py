@@ -22,15 +22,16 @@ from django.db import connections
 
 from marketplace.orders.services.push_results import Claim, Outcome
 from marketplace.platform.calllog import platform_calls_buffered
-from marketplace.platform.client import PlatformClient
 from marketplace.platform.errors import (
     PlatformAuthError,
     PlatformError,
     PlatformRateLimited,
     PlatformRejected,
 )
+from marketplace.platform.order_source import OrderSourceClient
 from sellers.errors import ConnectionNotLive, SellerConnectionError, TokenRefreshUnavailable
 from sellers.models import PlatformConnection
+from sellers.token_source import order_client_for
 
 logger = logging.getLogger(__name__)
 
@@ -79,11 +80,11 @@ def push_send(claims: list[Claim]) -> dict[int, Outcome]:
     # Stop starting calls while one more could outlive the lease: past it, another
     # worker may claim the order and two pushes of it could overlap.
     send_until = time.monotonic() + settings.PUSH_LEASE_SECONDS - call_budget_seconds() - 1.0
-    clients: dict[int, PlatformClient] = {}
+    clients: dict[int, OrderSourceClient] = {}
     for claim in claims:
         seller_id = claim.connection.seller_id
         if seller_id not in clients:
-            clients[seller_id] = client = PlatformClient.for_connection(claim.connection)
+            clients[seller_id] = client = order_client_for(claim.connection)
             # Read each seller's token here, once: sender threads then need no database.
             with contextlib.suppress(Exception):  # _push_one meets and records the error
                 client.access_token()
@@ -130,7 +131,7 @@ def push_send(claims: list[Claim]) -> dict[int, Outcome]:
         return {order_id: future.result() for order_id, future in futures.items()}
 
 
-def _push_one(client: PlatformClient, claim: Claim) -> Outcome:
+def _push_one(client: OrderSourceClient, claim: Claim) -> Outcome:
     try:
         response = client.put_order(claim.mp_order_number, claim.payload)
     except ConnectionNotLive as exc:  # includes ReauthorizationRequired

@@ -12,7 +12,7 @@ import requests
 from django.views.debug import ExceptionReporter
 from requests.adapters import BaseAdapter
 
-from marketplace.platform import oauth
+from marketplace.platform import oauth, transport
 from marketplace.platform.errors import (
     PlatformAuthError,
     PlatformMalformedResponse,
@@ -22,7 +22,9 @@ from marketplace.platform.errors import (
     retry_after_seconds,
 )
 from marketplace.platform.models import PlatformCall
-from tests.sellers.conftest import CLIENT_ID, CLIENT_SECRET, Platform
+from marketplace.platform.transport import thread_session
+from marketplace.redis_client import redis_client
+from tests.marketplace.conftest import CLIENT_ID, CLIENT_SECRET, REDIRECT_URL, Platform
 
 pytestmark = pytest.mark.django_db
 
@@ -51,7 +53,7 @@ class FakeTokenEndpoint(BaseAdapter):
 
 @pytest.fixture
 def fake(settings):
-    settings.PLATFORM_BASE_URL = "http://platform.invalid/api/v1"
+    settings.PLATFORM_OAUTH_BASE_URL = "http://platform.invalid/api/v1"
     settings.PLATFORM_CLIENT_ID = CLIENT_ID
     settings.PLATFORM_CLIENT_SECRET = CLIENT_SECRET
 
@@ -59,11 +61,16 @@ def fake(settings):
         adapter = FakeTokenEndpoint(
             status, body if isinstance(body, str) else json.dumps(body), headers
         )
-        oauth._session().mount("http://platform.invalid/", adapter)
+        thread_session("http://platform.invalid").mount("http://platform.invalid/", adapter)
         return adapter
 
     yield install
-    oauth._local.__dict__.clear()  # drop the session with the fake mounted
+    # A 429 leaves the token calls held: Redis outlives the test's transaction.
+    if settings.REDIS_URL:
+        for key in redis_client().scan_iter("embargo:oauth-client:*"):
+            redis_client().delete(key)
+    # Drop the session with the fake mounted.
+    transport._thread.sessions.pop("http://platform.invalid", None)
 
 
 def test_authorization_url_has_exactly_the_contract_parameters(platform: Platform) -> None:
@@ -72,7 +79,7 @@ def test_authorization_url_has_exactly_the_contract_parameters(platform: Platfor
     assert parse_qs(url.query) == {
         "response_type": ["code"],
         "client_id": [CLIENT_ID],
-        "redirect_url": [platform.redirect_url],
+        "redirect_url": [REDIRECT_URL],
         "state": ["s-123"],
     }
 
@@ -154,7 +161,7 @@ def test_refresh_errors_map_to_platform_error_classes(
 
 
 def test_connection_error_is_transient(settings) -> None:
-    settings.PLATFORM_BASE_URL = "http://127.0.0.1:9/api/v1"  # discard port: refused
+    settings.PLATFORM_OAUTH_BASE_URL = "http://127.0.0.1:9/api/v1"  # discard port: refused
     with pytest.raises(PlatformUnavailable):
         oauth.token_refresh(refresh_token="r")
     call = PlatformCall.objects.get()

@@ -9,9 +9,9 @@ import pytest
 
 from marketplace.orders.models import OrderSync
 from marketplace.orders.services.push import order_push, orders_push_drain
-from marketplace.platform.client import PlatformClient
 from marketplace.platform.embargo import embargo_remaining, embargo_set, seller_holder
 from marketplace.platform.errors import PlatformRateLimited
+from sellers.token_source import order_client_for
 from tests.marketplace.conftest import Platform, make_order
 
 pytestmark = pytest.mark.django_db
@@ -80,13 +80,13 @@ def test_after_a_429_no_call_for_that_seller_is_sent_until_retry_after_has_passe
         assert sync.status == "retrying"
         assert sync.next_attempt_at is not None
     # A pull for the same seller waits too (its client may sleep out a short hold only).
-    client = PlatformClient.for_connection(connected_seller.connection)
+    client = order_client_for(connected_seller.connection)
     with pytest.raises(PlatformRateLimited) as held:
         client.list_orders(page_size=10)
     assert held.value.code == "held"
     assert platform.requests(endpoint="list_orders") == []
 
-    patient = PlatformClient.for_connection(connected_seller.connection, hold_wait=3)
+    patient = order_client_for(connected_seller.connection, hold_wait=3)
     patient.list_orders(page_size=10)
     assert time.monotonic() - refused_at >= 1.9
     assert len(platform.requests(endpoint="list_orders")) == 1

@@ -1,9 +1,12 @@
-"""The order client: the marketplace-facing order interface, on behalf of one seller.
+"""The Order Source interface (v1): the marketplace-facing order calls, on behalf of one
+seller.
 
-(Token calls live in ``oauth.py``.) The seller's Bearer token from the token vault, one
+(Token calls live in ``oauth.py``.) The seller's Bearer token from a ``TokenSource``
+(``tokens.py``; the sellers app implements it over its token vault), one
 refresh-and-retry on 401, and the seller as the holder of the embargo; the session,
 timeouts, call log (buyer details dropped), embargo and error mapping are the shared
-``transport.Transport``'s.
+``transport.Transport``'s. Returns and refunds of the same interface will join this
+module.
 
 Never call it inside a database transaction: a slow platform would hold row locks.
 """
@@ -24,6 +27,7 @@ from django.conf import settings
 from marketplace.platform.embargo import seller_holder
 from marketplace.platform.errors import PlatformMalformedResponse
 from marketplace.platform.rate_budget import budget_acquire
+from marketplace.platform.tokens import TokenSource
 from marketplace.platform.transport import Transport
 
 logger = logging.getLogger(__name__)
@@ -44,14 +48,14 @@ def _param(value: Any) -> str:
     return str(value)
 
 
-class PlatformClient(Transport):
-    """Order calls on behalf of one seller's connection."""
+class OrderSourceClient(Transport):
+    """Order calls on behalf of one seller, with the tokens of that seller's grant."""
 
     def __init__(
         self,
         *,
-        connection_id: int,
         seller_id: int,
+        tokens: TokenSource,
         base_url: str | None = None,
         hold_wait: float = 0.0,
     ) -> None:
@@ -61,24 +65,9 @@ class PlatformClient(Transport):
             hold_wait=hold_wait,
             seller_id=seller_id,
         )
-        self.connection_id = connection_id
+        self.tokens = tokens
         self._token: str | None = None
         self._token_read_at = 0.0
-
-    @classmethod
-    def for_connection(cls, connection: Any, *, hold_wait: float = 0.0) -> PlatformClient:
-        return cls(connection_id=connection.pk, seller_id=connection.seller_id, hold_wait=hold_wait)
-
-    @classmethod
-    def for_seller(cls, seller: Any) -> PlatformClient:
-        """Raises ``sellers.errors.ConnectionNotLive`` when the seller never connected."""
-        from sellers.errors import ConnectionNotLive
-        from sellers.models import PlatformConnection
-
-        connection = PlatformConnection.objects.filter(seller_id=seller.pk).first()
-        if connection is None:
-            raise ConnectionNotLive(f"seller {seller.pk} has no platform connection")
-        return cls.for_connection(connection)
 
     # --- the order interface --------------------------------------------------------
 
@@ -137,15 +126,13 @@ class PlatformClient(Transport):
     # --- transport ---------------------------------------------------------------------
 
     def access_token(self) -> str:
-        """The seller's current access token (read through the vault, reused briefly)."""
+        """The seller's current access token (read from the token source, reused briefly)."""
         return self._access_token()
 
     def _access_token(self, *, reread: bool = False) -> str:
-        from sellers.services import connection_access_token
-
         now = time.monotonic()
         if reread or self._token is None or now - self._token_read_at > TOKEN_REUSE_SECONDS:
-            self._token = connection_access_token(connection_id=self.connection_id)
+            self._token = self.tokens.access_token()
             self._token_read_at = now
         return self._token
 
@@ -165,9 +152,6 @@ class PlatformClient(Transport):
         order_number: str = "",
         budget: bool = False,
     ) -> Any:
-        from sellers import vault
-        from sellers.services import connection_refresh
-
         body = None if json_body is None else json.dumps(json_body, separators=(",", ":"))
         token = self._access_token()
         response: requests.Response | None = None
@@ -188,12 +172,8 @@ class PlatformClient(Transport):
             )
             if response.status_code == 401 and attempt == 1:
                 # The token may have been revoked or rotated under us: refresh once, retry
-                # once. A grant that is gone raises ReauthorizationRequired from here.
-                connection_refresh(
-                    connection_id=self.connection_id,
-                    force=True,
-                    stale_token_fingerprint=vault.token_fingerprint(token),
-                )
+                # once. A grant that is gone raises the token source's error from here.
+                self.tokens.refresh_after_unauthorized(rejected_token=token)
                 token = self._access_token(reread=True)
                 continue
             break

@@ -1,0 +1,122 @@
+"""Celery: the broker (Redis, or the embedded file broker in development), queues,
+routes and beat's schedule.
+
+Nothing here creates a folder: the embedded broker's folders and beat's schedule folder
+are made at process start (``marketplace.apps``) and when Celery reads its configuration
+(``marketplace.celery``), so a fresh checkout works whatever the broker.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kombu import Exchange, Queue
+
+from marketplace.settings.base import REDIS_URL, VAR_DIR, env
+from marketplace.settings.tuning import PULL_INTERVAL_SECONDS
+
+# The database is the truth for pending work; the broker only wakes workers, and beat
+# sweepers re-enqueue anything that waited too long (see DESIGN.md).
+CELERY_DATA_DIR = Path(env.str("CELERY_DATA_DIR", default=str(VAR_DIR / "celery")))
+if REDIS_URL:
+    CELERY_BROKER_URL = REDIS_URL
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        # Above the longest task and countdown, so an unacked task is not run twice;
+        # far below kombu's 1 h default, so a killed worker's task returns soon.
+        "visibility_timeout": 600,
+        "unacked_restore_interval": 10,
+    }
+else:
+    # Embedded broker: no server needed. Both folders must be the same one.
+    _broker_dir = CELERY_DATA_DIR / "broker"
+    # A host in the URL, though the transport ignores it: with none, kombu logs
+    # "No hostname was supplied" on every connection (each command, worker and beat).
+    CELERY_BROKER_URL = "filesystem://localhost/"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_broker_dir),
+        "data_folder_out": str(_broker_dir),
+        "processed_folder": str(CELERY_DATA_DIR / "processed"),
+        # Broadcast/control messages (ping, purge): kombu's default is ./control.
+        "control_folder": str(CELERY_DATA_DIR / "control"),
+        "store_processed": False,
+        "polling_interval": 0.1,
+    }
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SOFT_TIME_LIMIT = 120
+CELERY_TASK_TIME_LIMIT = 180
+CELERY_TIMEZONE = "UTC"
+# One queue per job type, so a backlog of slow pulls never delays pushes or token
+# refreshes. A worker consumes all of them unless started with -Q (production can run
+# dedicated workers per queue); sweepers stay on the default queue.
+CELERY_TASK_QUEUES = tuple(
+    Queue(name, Exchange(name, type="direct"), routing_key=name)
+    for name in ("celery", "push", "pull", "tokens", "catalog")
+)
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_ROUTES = {
+    "marketplace.orders.tasks.order_push_task": {"queue": "push"},
+    "marketplace.orders.tasks.orders_push_drain_task": {"queue": "push"},
+    "marketplace.orders.tasks.seller_pull_task": {"queue": "pull"},
+    "sellers.tasks.connection_refresh_task": {"queue": "tokens"},
+    # A 100 000-row feed takes a while: its own queue, so it never delays pushes.
+    "marketplace.catalog.tasks.feed_run_ingest_task": {"queue": "catalog"},
+}
+# beat opens its schedule file at start whatever the broker: its folder must exist
+# (TRAPS.md; ``marketplace.folders`` makes it).
+CELERY_BEAT_SCHEDULE_FILENAME = str(CELERY_DATA_DIR / "celerybeat-schedule")
+# Periodic jobs: each is a thin task over a service, and each is safe to run late or twice.
+CELERY_BEAT_SCHEDULE: dict[str, dict] = {
+    "refresh-expiring-tokens": {
+        "task": "sellers.tasks.connection_refresh_sweep_task",
+        "schedule": 60.0,
+    },
+    "warn-expiring-refresh-tokens": {
+        "task": "sellers.tasks.refresh_token_expiry_sweep_task",
+        "schedule": 3600.0,
+    },
+    # Orders: re-enqueue due/lost pushes, pull every connected seller, prune the call log.
+    "order-sync-sweep": {
+        "task": "marketplace.orders.tasks.order_sync_sweep_task",
+        "schedule": 30.0,
+    },
+    "seller-pull-fan-out": {
+        "task": "marketplace.orders.tasks.seller_pull_fan_out_task",
+        "schedule": PULL_INTERVAL_SECONDS,
+    },
+    "dashboard-activity-snapshot": {
+        "task": "marketplace.dashboard.tasks.activity_snapshot_task",
+        "schedule": 30.0,
+    },
+    # Catalog: re-queue feed files whose ingestion wake-up was lost; read each feed's
+    # delivery status and each listing-status import's last run at the platform (waits
+    # while the API user needs to sign in).
+    "catalog-feed-run-sweep": {
+        "task": "marketplace.catalog.tasks.feed_run_sweep_task",
+        "schedule": 60.0,
+    },
+    # Received feed files older than FEED_FILE_RETENTION_DAYS are deleted (runs stay).
+    "catalog-feed-files-prune": {
+        "task": "marketplace.catalog.tasks.feed_files_prune_task",
+        "schedule": 3600.0,
+    },
+    "catalog-feed-status-sweep": {
+        "task": "marketplace.catalog.tasks.feed_status_sweep_task",
+        "schedule": 300.0,
+    },
+    # Listing-status imports a failed set-up or removal could not delete at the platform.
+    "catalog-status-import-cleanup-sweep": {
+        "task": "marketplace.catalog.tasks.status_import_cleanup_sweep_task",
+        "schedule": 300.0,
+    },
+    "platform-call-prune": {
+        "task": "marketplace.orders.tasks.platform_call_prune_task",
+        "schedule": 86400.0,
+    },
+}

@@ -1,0 +1,87 @@
+"""The numbers that set the pace of the sync, each with why it has its value.
+
+Tests shrink several of them with settings overrides; three can be set from the
+environment (``PUSH_SEND_CONCURRENCY``, ``PULL_INTERVAL_SECONDS``,
+``FEED_FILE_RETENTION_DAYS``).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.core.exceptions import ImproperlyConfigured
+
+from marketplace.settings.base import env
+
+# --- Platform calls -------------------------------------------------------------------
+# Requests per second per API user to the Authentication and Platform API groups,
+# shared by every worker: the platform limits those groups per user.
+PLATFORM_API_RATE_PER_SECOND = 5.0
+# A platform that does not accept the connection in 5 s is down: fail fast and retry.
+PLATFORM_CONNECT_TIMEOUT = 5.0
+# Long enough for a slow answer under load, short enough to bound a push's lease.
+PLATFORM_READ_TIMEOUT = 20.0
+
+# --- Tokens ---------------------------------------------------------------------------
+# The beat sweep refreshes access tokens that expire within this window (every minute),
+# so the sweep, not the caller, usually renews them.
+TOKEN_REFRESH_WINDOW = timedelta(minutes=10)
+# A caller refreshes on use only when its token expires within this: the sweep missed it.
+TOKEN_REFRESH_LEEWAY = timedelta(minutes=2)
+# Rows per sweep batch: bounded transactions through the expiry index.
+TOKEN_REFRESH_BATCH_SIZE = 500
+# Days before a refresh token expires when the seller is warned (each warning once).
+REFRESH_TOKEN_WARNING_DAYS = (30, 7, 1)
+
+# --- Order sync: pushes (marketplace/orders) -----------------------------------------
+# Push retries: exponential backoff with jitter, bounded; then "failed" until an admin
+# retries. The first retry comes after ~5 s: most platform hiccups are short.
+PUSH_BACKOFF_BASE = 5.0  # seconds; tests shrink it with settings overrides
+PUSH_BACKOFF_CAP = 300.0  # below the Redis visibility_timeout, so countdowns are safe
+# Eight failed attempts span ~10 minutes of backoff: longer is an outage a person sees.
+PUSH_MAX_FAILURES = 8
+PUSH_RATE_LIMIT_DEFAULT_WAIT = 30.0  # a 429 without Retry-After / X-Rate-Limit-Reset
+# A push claims its orders for this long (no row lock across HTTP). A batch stops
+# starting calls while its longest call (two attempts of connect+read timeouts plus a
+# token refresh) could still outlive the lease, so it must exceed that by a margin.
+PUSH_LEASE_SECONDS = 120.0
+# Drains claim due orders this many at a time (one claim and one record transaction,
+# one call-log INSERT per batch) and hand over after this many seconds.
+PUSH_BATCH_SIZE = 50
+PUSH_DRAIN_SECONDS = 30.0
+# Calls in flight per worker process while a batch is sent (threads): a push mostly
+# waits for the platform, so this, not the process count, sets the rate per process.
+PUSH_SEND_CONCURRENCY = env.int("PUSH_SEND_CONCURRENCY", default=8)
+# A drain already queued stops further wake-ups for at most this long (doorbell.py).
+PUSH_DOORBELL_SECONDS = 10.0
+# The sweeper re-enqueues pending pushes older than this (their wake-up was lost).
+PUSH_SWEEP_GRACE_SECONDS = 30.0
+# Rows the sweeper re-enqueues per transaction: bounded, whatever the backlog.
+PUSH_SWEEP_BATCH_SIZE = 500
+
+# --- Order sync: pulls ----------------------------------------------------------------
+# Pull: the platform recommends at most 2 order listings a second per seller.
+PLATFORM_LIST_RATE_PER_SECOND = 2.0
+# Orders per listing page: few round trips, small enough answers.
+PULL_PAGE_SIZE = 50
+PULL_CURSOR_OVERLAP = timedelta(minutes=2)  # re-read a little: clocks drift
+# One pull of a seller at a time; a crashed pull's claim lapses after this.
+PULL_LEASE_SECONDS = 300.0
+# How often beat pulls every connected seller (shipments reach buyers this late at most).
+PULL_INTERVAL_SECONDS = env.float("PULL_INTERVAL_SECONDS", default=90.0)
+# A pull retries a failed page or order on its own, this many times, backing off from
+# PULL_RETRY_BASE seconds; it sleeps out a platform embargo of up to PULL_HOLD_MAX_WAIT.
+PULL_ATTEMPTS = 4
+PULL_RETRY_BASE = 0.5
+PULL_HOLD_MAX_WAIT = 10.0
+PULL_RETRY_NUMBERS_MAX = 1000  # more failed orders than this: the pull does not complete
+PULL_FAILING_AFTER = 3  # pulls in a row that failed before the dashboard flags the seller
+
+# --- Pages and files --------------------------------------------------------------------
+# The overview reads whole-table aggregates from a snapshot a beat job refreshes every
+# 30 s; older than this, the page computes them itself. 0: always compute (tests).
+DASHBOARD_ACTIVITY_MAX_AGE = 60
+# Days a received catalog feed file is kept after it arrived (retries read it).
+FEED_FILE_RETENTION_DAYS = env.int("FEED_FILE_RETENTION_DAYS", default=14)
+if FEED_FILE_RETENTION_DAYS < 1:
+    raise ImproperlyConfigured("FEED_FILE_RETENTION_DAYS must be at least 1")
