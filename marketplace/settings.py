@@ -202,6 +202,7 @@ INSTALLED_APPS = [
     "marketplace.orders",
     "marketplace.dashboard",
     "marketplace.catalog",
+    "marketplace.portal",
 ]
 
 MIDDLEWARE = [
