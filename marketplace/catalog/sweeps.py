@@ -1,5 +1,7 @@
-"""Runs whose ingestion wake-up was lost, or whose worker died mid-way, are queued again:
-the database, not the broker, says what is pending."""
+"""What beat runs for the catalog. Runs whose ingestion wake-up was lost, or whose worker
+died mid-way, are queued again: the database, not the broker, says what is pending. And
+every provisioned platform object (the feeds' exports, the listing-status imports) gets
+its status refreshed, and the ones failed set-ups left behind deleted."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
+from marketplace.catalog import feeds, imports, provisioned
 from marketplace.catalog.models import FeedRun
 
 RECEIVED_GRACE = timedelta(minutes=2)
@@ -31,3 +34,14 @@ def feed_run_sweep() -> int:
     for run_id in due:
         transaction.on_commit(lambda run_id=run_id: feed_run_ingest_task.delay(run_id))
     return len(due)
+
+
+def provisioned_status_sweep() -> int:
+    """Read every feed's and every import's status at the platform (waits for sign-in)."""
+    return feeds.feed_status_sweep() + imports.status_import_status_sweep()
+
+
+def provisioned_cleanup_sweep() -> int:
+    """Delete the exports and imports that failed set-ups (or import removals) could not
+    delete at the platform; waits while the API access needs sign-in."""
+    return provisioned.cleanup_sweep(feeds.EXPORT, imports.IMPORT)
