@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from django.db import transaction
 from django.utils import timezone
 
-from marketplace.catalog import feeds, imports, provisioned
+from marketplace.catalog import dispatch, feeds, imports, provisioned
 from marketplace.catalog.models import FeedRun
 
 RECEIVED_GRACE = timedelta(minutes=2)
@@ -20,8 +19,6 @@ INGESTING_LEASE = timedelta(minutes=35)
 
 
 def feed_run_sweep() -> int:
-    from marketplace.catalog.tasks import feed_run_ingest_task
-
     now = timezone.now()
     FeedRun.objects.filter(
         status=FeedRun.Status.INGESTING, started_at__lt=now - INGESTING_LEASE
@@ -32,7 +29,7 @@ def feed_run_sweep() -> int:
         ).values_list("id", flat=True)[:100]
     )
     for run_id in due:
-        transaction.on_commit(lambda run_id=run_id: feed_run_ingest_task.delay(run_id))
+        dispatch.feed_run_ingest_enqueue(run_id)
     return len(due)
 
 
