@@ -50,7 +50,7 @@ class Kind:
     url_field: str  # the field holding the URL we gave it: how an orphan is recognised
     model: type[Model]  # the record that holds one (CatalogSource, StatusImport)
     source_field: str  # the record's CatalogSource ("" when the record is that source)
-    cleanup_field: str  # the record's field naming an object left to delete ("" if none)
+    cleanup_field: str  # the record's field naming an object left to delete, or ""
     # The failure in words for people, from a prefix ("Changing the schedule failed")
     # and the exception (the platform's words included).
     message: Callable[[str, Exception], str]
