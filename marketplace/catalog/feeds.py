@@ -132,6 +132,10 @@ def feed_provision(*, source: CatalogSource, feed: FeedSettings) -> CatalogSourc
     """Create, check and schedule the seller's feed export; record it only when all held."""
     if source.has_feed:
         raise CatalogError("This seller already has a feed: change or remove it instead.")
+    try:
+        provisioned.pending_cleanup_first(EXPORT, record=source)
+    except CatalogError as exc:
+        raise record_error(source, "Setting up the feed failed", exc) from exc
     feed_key = secrets.token_urlsafe(18)
     username = f"feed-{source.seller_id}"
     password = secrets.token_urlsafe(32)

@@ -155,19 +155,21 @@ def platform_view(kind: Kind, *, source: CatalogSource, object_id: str) -> dict[
         return kind.group(api).get(db_id=source.db_id, **kind.ids(object_id))
 
 
+def _delete(kind: Kind, *, source: CatalogSource, object_id: str, hold_wait: float) -> None:
+    """Delete at the platform; already gone (404) counts as done. Raises otherwise."""
+    try:
+        with platform_api(hold_wait=hold_wait, seller_id=source.seller_id) as api:
+            kind.group(api).delete(db_id=source.db_id, **kind.ids(object_id))
+    except PlatformRejected as exc:
+        if exc.status != 404:
+            raise
+
+
 def delete(kind: Kind, *, source: CatalogSource, object_id: str) -> bool:
     """Delete at the platform; already gone counts as done. False when it failed (or could
     not be tried: the API access needs sign-in)."""
     try:
-        with platform_api(hold_wait=HOLD_WAIT, seller_id=source.seller_id) as api:
-            kind.group(api).delete(db_id=source.db_id, **kind.ids(object_id))
-    except PlatformRejected as exc:
-        if exc.status == 404:
-            return True
-        logger.warning(
-            "could not delete %s %s of db %s: %s", kind.noun, object_id, source.db_id, exc
-        )
-        return False
+        _delete(kind, source=source, object_id=object_id, hold_wait=HOLD_WAIT)
     except (CatalogError, PlatformError) as exc:
         logger.warning(
             "could not delete %s %s of db %s: %s", kind.noun, object_id, source.db_id, exc
@@ -208,6 +210,28 @@ def leftovers_delete(kind: Kind, *, record: Any, object_id: str, url: str, exc: 
             setattr(record, kind.cleanup_field, found)
 
 
+def pending_cleanup_first(kind: Kind, *, record: Any) -> None:
+    """Before a new set-up: delete the object an earlier attempt left pending, so the new
+    attempt's leftover (if any) never takes the place of one still at the platform (the
+    clean-up field holds one id). Raises ``CatalogError`` while it cannot be deleted."""
+    pending = getattr(record, kind.cleanup_field)
+    if not pending:
+        return
+    try:
+        _delete(kind, source=kind.source_of(record), object_id=pending, hold_wait=HOLD_WAIT)
+    except ApiAccessNeeded:
+        raise
+    except (CatalogError, PlatformError) as exc:
+        raise CatalogError(
+            f"The {kind.noun} {pending} that an earlier set-up left at the platform could "
+            "not be deleted yet (it is retried every few minutes): try again once it is gone."
+        ) from exc
+    kind.model.objects.filter(pk=record.pk, **{kind.cleanup_field: pending}).update(
+        **{kind.cleanup_field: "", "updated_at": timezone.now()}
+    )
+    setattr(record, kind.cleanup_field, "")
+
+
 # --- sweeps over every kind ----------------------------------------------------------------
 
 
@@ -241,14 +265,9 @@ def cleanup_sweep(*kinds: Kind) -> int:
             object_id = getattr(record, kind.cleanup_field)
             source = kind.source_of(record)
             try:
-                with platform_api(seller_id=source.seller_id) as api:
-                    kind.group(api).delete(db_id=source.db_id, **kind.ids(object_id))
+                _delete(kind, source=source, object_id=object_id, hold_wait=0.0)
             except ApiAccessNeeded:
                 return done
-            except PlatformRejected as exc:
-                if exc.status != 404:
-                    logger.warning("clean-up of %s %s: %s", kind.noun, object_id, exc)
-                    continue
             except (CatalogError, PlatformError) as exc:
                 logger.warning("clean-up of %s %s: %s", kind.noun, object_id, exc)
                 continue

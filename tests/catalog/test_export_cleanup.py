@@ -123,3 +123,37 @@ def test_an_export_created_just_before_a_401_is_deleted_once_staff_sign_in_again
     assert platform_export_ids(linked) == []
     linked.refresh_from_db()
     assert linked.export_cleanup_id == ""
+
+
+def test_a_new_set_up_first_deletes_the_export_an_earlier_one_left_pending(
+    linked: CatalogSource, world: CatalogWorld
+) -> None:
+    # Given an export left pending by a failed set-up, the platform still refusing deletes
+    world.sandbox.set_faults(
+        {"endpoint": "export_schedule", "kind": "500", "count": 1},
+        {"endpoint": "delete_export", "kind": "500"},
+    )
+    with pytest.raises(CatalogError):
+        provision(linked)
+    linked.refresh_from_db()
+    (left,) = platform_export_ids(linked)
+
+    # When staff set the feed up again: it waits rather than leave a second export behind
+    with pytest.raises(CatalogError) as refused:
+        provision(linked)
+
+    assert "could not be deleted yet" in str(refused.value)
+    assert platform_export_ids(linked) == [left]
+    linked.refresh_from_db()
+    assert linked.export_cleanup_id == left
+    assert "could not be deleted yet" in linked.last_error
+
+    # Once the platform deletes again, the set-up removes the old export and makes the new
+    world.sandbox.clear_faults()
+    source = provision(linked)
+
+    assert source.has_feed
+    assert platform_export_ids(linked) == [source.export_id]
+    assert source.export_id != left
+    source.refresh_from_db()
+    assert (source.export_cleanup_id, source.last_error) == ("", "")
