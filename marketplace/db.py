@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from django.db import connections, router
-from django.db.models import Model
+from django.db.models import Count, IntegerField, Model, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
 
 # Rows per statement: keeps the parameter count far below SQLite's limit (32766).
 CHUNK_ROWS = 500
@@ -63,3 +65,9 @@ def rows_update(objs: Sequence[Model], fields: Sequence[str]) -> int:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.rowcount
+
+
+def count_subquery(queryset: QuerySet[Any], group_by: str) -> Coalesce:
+    """``COUNT(*)`` of ``queryset`` as a correlated subquery (0 when there are no rows)."""
+    counted = queryset.order_by().values(group_by).annotate(n=Count("*")).values("n")[:1]
+    return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))

@@ -2,16 +2,23 @@ from django.contrib import admin
 from django.urls import include, path
 
 from marketplace import views
+from marketplace.portal import urls as portal_urls
+from sellers import urls as sellers_urls
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
     path("favicon.ico", views.favicon, name="favicon"),
     path("admin/", admin.site.urls),
-    # Before "sellers/": the seller's order pages live under the portal's prefix.
-    path("sellers/orders/", include("marketplace.orders.portal_urls")),
-    path("sellers/catalog/", include("marketplace.catalog.portal_urls")),
-    path("sellers/", include("sellers.urls")),
+    # Before "sellers/": the seller's order and catalog pages live under its prefix.
+    path("sellers/orders/", include((portal_urls.order_urlpatterns, "portal"))),
+    path("sellers/catalog/", include((portal_urls.catalog_urlpatterns, "portal_catalog"))),
+    # The portal's home keeps its name sellers:portal: one namespace is one include, so
+    # it joins the sign-in and connection pages of the sellers app here.
+    path(
+        "sellers/",
+        include(([*portal_urls.home_urlpatterns, *sellers_urls.urlpatterns], "sellers")),
+    ),
     path("dashboard/catalog/", include("marketplace.catalog.staff_urls")),
     path("dashboard/", include("marketplace.dashboard.urls")),
     # The platform delivers catalog feed files here (HTTP Basic, per-seller credentials).

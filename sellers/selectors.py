@@ -122,3 +122,16 @@ def connection_notices(
             )
         )
     return notices
+
+
+def connection_card(*, seller: Seller, now: datetime) -> dict[str, object]:
+    """The template context of the connection card (portal home, orders, connection page)."""
+    connection = connection_get_for_seller(seller=seller)
+    return {
+        "seller": seller,
+        "connection": connection,
+        "state": connection.state if connection else PlatformConnection.State.NOT_CONNECTED,
+        "State": PlatformConnection.State,
+        "notices": connection_notices(connection=connection, now=now),
+        "now": now,
+    }

@@ -2,10 +2,10 @@ from django.urls import path
 
 from sellers import views
 
+# The portal's home (sellers:portal, at /sellers/) joins this namespace in marketplace/urls.py.
 app_name = "sellers"
 
 urlpatterns = [
-    path("", views.portal, name="portal"),
     path("login/", views.SellerLoginView.as_view(), name="login"),
     path("logout/", views.SellerLogoutView.as_view(), name="logout"),
     path("connection/", views.connection, name="connection"),

@@ -1,14 +1,11 @@
-"""Seller portal: sign-in, the portal page, and the platform connection (connect,
-callback, disconnect). Views stay thin: the flow lives in sellers.services."""
+"""The seller's sign-in and the platform connection (connect, callback, disconnect).
+Views stay thin: the flow lives in sellers.services. The portal's pages are
+marketplace.portal's."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import wraps
-
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
-from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -17,6 +14,7 @@ from django.views.decorators.debug import sensitive_variables
 from django.views.decorators.http import require_GET, require_POST
 
 from sellers import selectors, services
+from sellers.access import seller_required
 from sellers.errors import AuthorizationFailed, OAuthStateInvalid
 from sellers.forms import ConnectionActionForm, SellerSignInForm
 from sellers.models import PlatformConnection
@@ -24,8 +22,6 @@ from sellers.models import PlatformConnection
 # The state hash of the authorization this browser session started (the raw state only
 # travels in the authorize URL and the callback).
 SESSION_STATE_KEY = "sellers_oauth_state_hash"
-
-View = Callable[..., HttpResponse]
 
 REFUSAL_TEXT = {
     "missing": "The platform's answer carried no state parameter.",
@@ -35,22 +31,6 @@ REFUSAL_TEXT = {
     "expired": "The authorization took longer than 10 minutes and has expired.",
     "session_mismatch": "The authorization was started in another browser session.",
 }
-
-
-def seller_required(view: View) -> View:
-    """Signed-in sellers only. Staff and users without a seller profile get a clear 403."""
-
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
-        if request.user.is_staff:
-            return render(request, "sellers/not_a_seller.html", {"staff": True}, status=403)
-        seller = selectors.seller_for_user(user=request.user)
-        if seller is None:
-            return render(request, "sellers/not_a_seller.html", {"staff": False}, status=403)
-        request.seller = seller
-        return view(request, *args, **kwargs)
-
-    return login_required(wrapper)
 
 
 class SellerLoginView(auth_views.LoginView):
@@ -63,43 +43,11 @@ class SellerLogoutView(auth_views.LogoutView):
     http_method_names = ["post", "options"]
 
 
-def _connection_context(request: HttpRequest) -> dict:
-    connection = selectors.connection_get_for_seller(seller=request.seller)
-    now = timezone.now()
-    return {
-        "seller": request.seller,
-        "connection": connection,
-        "state": connection.state if connection else PlatformConnection.State.NOT_CONNECTED,
-        "State": PlatformConnection.State,
-        "notices": selectors.connection_notices(connection=connection, now=now),
-        "now": now,
-    }
-
-
-@require_GET
-@seller_required
-def portal(request: HttpRequest) -> HttpResponse:
-    context = _connection_context(request)
-    context["events"] = selectors.connection_events_for_seller(seller=request.seller, limit=5)
-    # Imported here: orders depend on sellers, not the other way round, except this page.
-    from marketplace.dashboard.selectors import seller_todo
-    from marketplace.orders.selectors import order_sync_status_counts
-
-    counts = order_sync_status_counts(seller_id=request.seller.id)
-    context["todo"] = seller_todo(seller=request.seller)
-    context["order_counts"] = counts
-    context["order_total"] = sum(counts.values())
-    context["order_waiting"] = (
-        counts["pending"] + counts["retrying"] + counts["waiting_for_connection"]
-    )
-    return render(request, "sellers/portal.html", context)
-
-
 @require_GET
 @seller_required
 @never_cache
 def connection(request: HttpRequest) -> HttpResponse:
-    context = _connection_context(request)
+    context = selectors.connection_card(seller=request.seller, now=timezone.now())
     context["events"] = selectors.connection_events_for_seller(seller=request.seller, limit=25)
     return render(request, "sellers/connection.html", context)
 

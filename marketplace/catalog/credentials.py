@@ -13,12 +13,10 @@ import secrets
 
 from django.views.decorators.debug import sensitive_variables
 
-from marketplace.catalog import feeds, imports
-from marketplace.catalog.access import platform_api
-from marketplace.catalog.errors import CatalogError, FeedNotSetUp
+from marketplace.catalog import feeds, imports, provisioned
+from marketplace.catalog.errors import FeedNotSetUp
 from marketplace.catalog.models import CatalogSource
 from marketplace.catalog.status_file import status_password_hash
-from marketplace.platform.errors import PlatformError
 
 
 @sensitive_variables("feed_password", "status_password")
@@ -28,17 +26,15 @@ def catalog_credentials_rotate(*, source: CatalogSource) -> CatalogSource:
     if not source.has_feed:
         raise FeedNotSetUp("This seller has no feed yet.")
     feed_password = secrets.token_urlsafe(32)
-    try:
-        with platform_api(hold_wait=feeds.HOLD_WAIT, seller_id=source.seller_id) as api:
-            answer = api.exports.update(
-                db_id=source.db_id,
-                export_id=source.export_id,
-                changes={"username": source.feed_username, "password": feed_password},
-            )
-        if str(answer.get("username", "")) != source.feed_username:
-            raise CatalogError("The platform did not keep the feed's new credentials.")
-    except (CatalogError, PlatformError) as exc:
-        raise feeds.record_error(source, "Rotating the feed's credentials failed", exc) from exc
+    provisioned.credentials_put(
+        feeds.EXPORT,
+        record=source,
+        object_id=source.export_id,
+        username=source.feed_username,
+        password=feed_password,
+        what="the feed",
+        prefix="Rotating the feed's credentials failed",
+    )
     source.feed_password_hash = feeds.feed_password_hash(feed_password)
     feeds.clear_error(source)
     source.save()
@@ -47,19 +43,15 @@ def catalog_credentials_rotate(*, source: CatalogSource) -> CatalogSource:
     if not status_import.is_active:
         return source
     status_password = secrets.token_urlsafe(32)
-    try:
-        with platform_api(hold_wait=feeds.HOLD_WAIT, seller_id=source.seller_id) as api:
-            answer = api.imports.update(
-                db_id=source.db_id,
-                import_id=status_import.import_id,
-                changes={"username": status_import.username, "password": status_password},
-            )
-        if str(answer.get("username", "")) != status_import.username:
-            raise CatalogError("The platform did not keep the status file's new credentials.")
-    except (CatalogError, PlatformError) as exc:
-        raise imports.import_error_record(
-            status_import, "Rotating the status file's credentials failed", exc
-        ) from exc
+    provisioned.credentials_put(
+        imports.IMPORT,
+        record=status_import,
+        object_id=status_import.import_id,
+        username=status_import.username,
+        password=status_password,
+        what="the status file",
+        prefix="Rotating the status file's credentials failed",
+    )
     status_import.password_hash = status_password_hash(status_password)
     imports.import_error_clear(status_import)
     status_import.save()

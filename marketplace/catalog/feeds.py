@@ -4,14 +4,15 @@ Provisioning is one staff action: create the export (our receiving URL and fresh
 per-seller credentials, the mapping, format and compression), read it back and check
 it holds exactly what we sent, set its schedule, and only then record it here. Any
 failure on the way deletes what was created at the platform, so nothing is left
-half-provisioned; the platform's message is kept on the seller's record for the
-dashboard.
+half-provisioned (a delete that fails, or waits for sign-in, is left to the clean-up
+sweep and shown to staff); the platform's message is kept on the seller's record for the
+dashboard. The lifecycle the feed shares with the other provisioned objects (errors,
+schedule, clean-up, credentials, status) is ``provisioned.py``'s.
 """
 
 from __future__ import annotations
 
 import hashlib
-import logging
 import secrets
 from dataclasses import dataclass
 from typing import Any
@@ -21,20 +22,30 @@ from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
 
+from marketplace.catalog import provisioned
 from marketplace.catalog.access import platform_api
 from marketplace.catalog.errors import ApiAccessNeeded, CatalogError, FeedNotSetUp
 from marketplace.catalog.mapping import FeedMapping
 from marketplace.catalog.models import CatalogSource
 from marketplace.platform.errors import PlatformError, PlatformRejected
 
-logger = logging.getLogger(__name__)
-
 COMPRESSIONS = {"gzip": ".gz", "zip": ".zip", "": ""}
 DELIMITERS = ("comma", "tab", "pipe", "semicolon")
 # Delivery attempts the platform makes per run, and its per-attempt timeout (seconds).
 DELIVERY = {"max_attempts": "3", "time_between_attempts": "30", "timeout": "60"}
-# Interactive calls sleep out a short platform "wait" rather than fail the click.
-HOLD_WAIT = 5.0
+HOLD_WAIT = provisioned.HOLD_WAIT
+
+# The feed's export, as the lifecycle of provisioned objects sees it.
+EXPORT = provisioned.Kind(
+    noun="export",
+    group=lambda api: api.exports,
+    id_arg="export_id",
+    url_field="host",
+    model=CatalogSource,
+    source_field="",
+    cleanup_field="export_cleanup_id",
+    message=lambda prefix, exc: error_message(prefix, exc),  # defined below
+)
 
 
 @dataclass(frozen=True)
@@ -110,22 +121,21 @@ def export_differences(sent: dict[str, Any], got: dict[str, Any]) -> list[str]:
 def record_error(source: CatalogSource, prefix: str, exc: Exception) -> CatalogError:
     """Keep the failure (with the platform's words) on the seller's record; the error to
     raise keeps its kind, so callers can tell "sign in again" from other failures."""
-    message = error_message(prefix, exc)
-    source.last_error = message[:500]
-    source.last_error_at = timezone.now()
-    source.save(update_fields=["last_error", "last_error_at", "updated_at"])
-    return ApiAccessNeeded(message) if isinstance(exc, ApiAccessNeeded) else CatalogError(message)
+    return provisioned.error_record(EXPORT, source, prefix, exc)
 
 
 def clear_error(source: CatalogSource) -> None:
-    source.last_error = ""
-    source.last_error_at = None
+    provisioned.error_clear(source)
 
 
 def feed_provision(*, source: CatalogSource, feed: FeedSettings) -> CatalogSource:
     """Create, check and schedule the seller's feed export; record it only when all held."""
     if source.has_feed:
         raise CatalogError("This seller already has a feed: change or remove it instead.")
+    try:
+        provisioned.pending_cleanup_first(EXPORT, record=source)
+    except CatalogError as exc:
+        raise record_error(source, "Setting up the feed failed", exc) from exc
     feed_key = secrets.token_urlsafe(18)
     username = f"feed-{source.seller_id}"
     password = secrets.token_urlsafe(32)
@@ -152,12 +162,12 @@ def feed_provision(*, source: CatalogSource, feed: FeedSettings) -> CatalogSourc
                 minute=feed.minute,
             )
     except (CatalogError, PlatformError) as exc:
-        if export_id:
-            _export_delete_quietly(source, export_id)
-        elif isinstance(exc, PlatformError) and not isinstance(exc, PlatformRejected):
-            # The create's answer was lost (timeout, 5xx, unreadable): the export may
-            # exist all the same. Its receiving URL holds this attempt's fresh key.
-            _export_orphans_delete(source, folder=body["host"])
+        # The export this attempt made (or, its create's answer lost, the one delivering to
+        # this attempt's fresh receiving URL) is deleted, or left to the clean-up sweep.
+        provisioned.leftovers_delete(
+            EXPORT, record=source, object_id=export_id, url=body["host"], exc=exc
+        )
+        source.save(update_fields=["export_cleanup_id", "updated_at"])
         raise record_error(source, "Setting up the feed failed", exc) from exc
     source.feed_state = CatalogSource.FeedState.ACTIVE
     source.export_id = export_id
@@ -169,7 +179,7 @@ def feed_provision(*, source: CatalogSource, feed: FeedSettings) -> CatalogSourc
     source.delimiter = feed.delimiter
     source.compression = feed.compression
     source.cron = str(schedule.get("cron") or "")
-    source.paused = str(schedule.get("paused", "0")) in ("1", "true", "True")
+    source.paused = provisioned.flag(schedule.get("paused", "0"))
     source.provisioned_at = timezone.now()
     clear_error(source)
     source.save()
@@ -186,25 +196,6 @@ def error_message(prefix: str, exc: Exception) -> str:
     return f"{prefix}: {exc}"
 
 
-def _export_delete_quietly(source: CatalogSource, export_id: str) -> None:
-    try:
-        with platform_api(hold_wait=HOLD_WAIT, seller_id=source.seller_id) as api:
-            api.exports.delete(db_id=source.db_id, export_id=export_id)
-    except (CatalogError, PlatformError):
-        logger.warning("could not delete export %s of db %s", export_id, source.db_id)
-
-
-def _export_orphans_delete(source: CatalogSource, *, folder: str) -> None:
-    """Delete the exports that deliver to ``folder`` (one provisioning attempt's)."""
-    try:
-        with platform_api(hold_wait=HOLD_WAIT, seller_id=source.seller_id) as api:
-            for export in api.exports.list(db_id=source.db_id):
-                if str(export.get("host", "")) == folder and export.get("id"):
-                    api.exports.delete(db_id=source.db_id, export_id=str(export["id"]))
-    except (CatalogError, PlatformError):
-        logger.warning("could not look for an orphan export in db %s", source.db_id)
-
-
 def _require_feed(source: CatalogSource) -> None:
     if not source.has_feed:
         raise FeedNotSetUp("This seller has no feed yet.")
@@ -214,21 +205,16 @@ def feed_schedule_set(
     *, source: CatalogSource, day: str, hour: str, minute: str, paused: bool
 ) -> CatalogSource:
     _require_feed(source)
-    try:
-        with platform_api(hold_wait=HOLD_WAIT, seller_id=source.seller_id) as api:
-            answer = api.exports.schedule(
-                db_id=source.db_id,
-                export_id=source.export_id,
-                day=day,
-                hour=hour,
-                minute=minute,
-                paused=paused,
-            )
-    except (CatalogError, PlatformError) as exc:
-        raise record_error(source, "Changing the schedule failed", exc) from exc
-    source.cron = str(answer.get("cron") or "")
-    source.paused = str(answer.get("paused", "0")) in ("1", "true", "True")
-    clear_error(source)
+    provisioned.schedule_set(
+        EXPORT,
+        record=source,
+        object_id=source.export_id,
+        prefix="Changing the schedule failed",
+        day=day,
+        hour=hour,
+        minute=minute,
+        paused=paused,
+    )
     source.save()
     return source
 
@@ -274,8 +260,7 @@ def feed_remove(*, source: CatalogSource) -> CatalogSource:
 def feed_status_refresh(*, source: CatalogSource) -> CatalogSource:
     """Read the export's status and last run log (delivery failures show there)."""
     _require_feed(source)
-    with platform_api(seller_id=source.seller_id) as api:
-        export = api.exports.get(db_id=source.db_id, export_id=source.export_id)
+    export = provisioned.platform_view(EXPORT, source=source, object_id=source.export_id)
     source.platform_status = str(export.get("status") or "")[:100]
     last_log = export.get("last_log")
     source.platform_last_log = last_log if isinstance(last_log, dict) else {}
@@ -285,14 +270,8 @@ def feed_status_refresh(*, source: CatalogSource) -> CatalogSource:
 
 def feed_status_sweep() -> int:
     """Refresh every feed's platform status; stops at once while sign-in is needed."""
-    done = 0
-    for source in CatalogSource.objects.filter(feed_state=CatalogSource.FeedState.ACTIVE):
-        try:
-            feed_status_refresh(source=source)
-        except ApiAccessNeeded:
-            return done  # catalog work waits for a person to sign in; no storm of failures
-        except PlatformError as exc:
-            logger.warning("feed status of seller %s: %s", source.seller_id, exc)
-            continue
-        done += 1
-    return done
+    return provisioned.status_sweep(
+        EXPORT,
+        CatalogSource.objects.filter(feed_state=CatalogSource.FeedState.ACTIVE),
+        lambda source: feed_status_refresh(source=source),
+    )

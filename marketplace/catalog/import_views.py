@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_POST
 
+from marketplace.access import staff_required
 from marketplace.catalog import credentials, imports
 from marketplace.catalog.errors import CatalogError
 from marketplace.catalog.import_forms import ImportScheduleForm, ImportTargetsForm
@@ -19,7 +20,6 @@ from marketplace.catalog.seller_actions import (
     seller_or_404,
     source_or_404,
 )
-from marketplace.dashboard.access import staff_required
 from marketplace.platform.errors import PlatformError
 
 

@@ -8,6 +8,8 @@ carry spaces and accents) and its schedule, and read it back: anything the platf
 does not hold as sent is an error. A failure after the create deletes the import; if
 even that fails, its id is kept for the cleanup sweep and shown to staff. The
 platform's message of any refusal is kept on the import's record for the staff pages.
+The lifecycle the import shares with the feed's export (errors, schedule, clean-up,
+credentials, status) is ``provisioned.py``'s.
 
 The platform fetches the status file while we set the file map (it checks the mapped
 columns against the file's header), so the credentials are stored before the first call.
@@ -15,7 +17,6 @@ columns against the file's header), so the credentials are stored before the fir
 
 from __future__ import annotations
 
-import logging
 import re
 import secrets
 from dataclasses import asdict, dataclass
@@ -25,17 +26,15 @@ from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
 
-from marketplace.catalog import feeds
+from marketplace.catalog import feeds, provisioned
 from marketplace.catalog.access import platform_api
-from marketplace.catalog.errors import ApiAccessNeeded, CatalogError, FeedNotSetUp
+from marketplace.catalog.errors import CatalogError, FeedNotSetUp
 from marketplace.catalog.models import CatalogSource, StatusImport
 from marketplace.catalog.status_file import COLUMNS, DEFAULT_TARGETS, status_password_hash
-from marketplace.platform.errors import PlatformError, PlatformRejected
+from marketplace.platform.errors import PlatformError
 from marketplace.platform.imports import Delimiters, file_map_body, file_map_decoded
 
-logger = logging.getLogger(__name__)
-
-HOLD_WAIT = feeds.HOLD_WAIT
+HOLD_WAIT = provisioned.HOLD_WAIT
 # How the status file is written (status_file.py): UTF-8, comma, '"' doubled inside.
 DELIMITERS = Delimiters(encoding="UTF-8", separator=",", enclosure='"', escaper='"')
 # Fetch attempts per run, the pause between them and the per-attempt timeout (seconds).
@@ -44,6 +43,18 @@ FETCH = {"timeout": "60", "max_attempts": "3", "time_between_attempts": "30"}
 DEFAULT_SCHEDULE = {"day": "*", "hour": "*", "minute": "15"}
 # The platform's rule for target field names (pinned decision of issue 13).
 FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+
+# The listing-status import, as the lifecycle of provisioned objects sees it.
+IMPORT = provisioned.Kind(
+    noun="import",
+    group=lambda api: api.imports,
+    id_arg="import_id",
+    url_field="url",
+    model=StatusImport,
+    source_field="source",
+    cleanup_field="cleanup_id",
+    message=feeds.error_message,
+)
 
 
 @dataclass(frozen=True)
@@ -151,53 +162,16 @@ def status_import_of(source: CatalogSource) -> StatusImport:
 
 
 def import_error_record(status_import: StatusImport, prefix: str, exc: Exception) -> CatalogError:
-    message = feeds.error_message(prefix, exc)
-    status_import.last_error = message[:500]
-    status_import.last_error_at = timezone.now()
-    status_import.save(update_fields=["last_error", "last_error_at", "updated_at"])
-    return ApiAccessNeeded(message) if isinstance(exc, ApiAccessNeeded) else CatalogError(message)
+    return provisioned.error_record(IMPORT, status_import, prefix, exc)
 
 
 def import_error_clear(status_import: StatusImport) -> None:
-    status_import.last_error = ""
-    status_import.last_error_at = None
+    provisioned.error_clear(status_import)
 
 
 def _require_import(status_import: StatusImport) -> None:
     if not status_import.is_active:
         raise FeedNotSetUp("This seller's listing-status import is not set up.")
-
-
-def _flag(value: Any) -> bool:
-    return str(value) in ("1", "true", "True")
-
-
-def _import_delete(source: CatalogSource, import_id: str) -> bool:
-    """Delete at the platform; already gone counts as done. False when it failed."""
-    try:
-        with platform_api(hold_wait=HOLD_WAIT, seller_id=source.seller_id) as api:
-            api.imports.delete(db_id=source.db_id, import_id=import_id)
-    except PlatformRejected as exc:
-        if exc.status == 404:
-            return True
-        logger.warning("could not delete import %s of db %s: %s", import_id, source.db_id, exc)
-        return False
-    except (CatalogError, PlatformError) as exc:
-        logger.warning("could not delete import %s of db %s: %s", import_id, source.db_id, exc)
-        return False
-    return True
-
-
-def _import_orphan_find(source: CatalogSource, *, url: str) -> str:
-    """The id of the import reading ``url`` (one set-up attempt's), or ""."""
-    try:
-        with platform_api(hold_wait=HOLD_WAIT, seller_id=source.seller_id) as api:
-            for found in api.imports.list(db_id=source.db_id):
-                if str(found.get("url", "")) == url and found.get("id"):
-                    return str(found["id"])
-    except (CatalogError, PlatformError) as exc:
-        logger.warning("could not look for an orphan import in db %s: %s", source.db_id, exc)
-    return ""
 
 
 # --- services -------------------------------------------------------------------------------
@@ -264,16 +238,11 @@ def status_import_provision(
                     + "); it was removed again."
                 )
     except (CatalogError, PlatformError) as exc:
-        if (
-            not import_id
-            and isinstance(exc, PlatformError)
-            and not isinstance(exc, PlatformRejected)
-        ):
-            # The create's answer was lost (timeout, 5xx, unreadable): the import may exist
-            # all the same. Its URL holds this attempt's fresh status key.
-            import_id = _import_orphan_find(source, url=body["url"])
-        if import_id and not _import_delete(source, import_id):
-            status_import.cleanup_id = import_id
+        # The import this attempt made (or, its create's answer lost, the one reading this
+        # attempt's fresh status URL) is deleted, or left to the clean-up sweep.
+        provisioned.leftovers_delete(
+            IMPORT, record=status_import, object_id=import_id, url=body["url"], exc=exc
+        )
         status_import.state = StatusImport.State.FAILED
         status_import.status_key = None
         status_import.password_hash = ""
@@ -284,7 +253,7 @@ def status_import_provision(
     status_import.state = StatusImport.State.ACTIVE
     status_import.import_id = import_id
     status_import.cron = str(answer.get("cron") or "")
-    status_import.paused = _flag(answer.get("paused", "0"))
+    status_import.paused = provisioned.flag(answer.get("paused", "0"))
     status_import.provisioned_at = timezone.now()
     _store_platform_view(status_import, stored)
     import_error_clear(status_import)
@@ -342,23 +311,16 @@ def status_import_schedule_set(
 ) -> StatusImport:
     status_import = status_import_of(source)
     _require_import(status_import)
-    try:
-        with platform_api(hold_wait=HOLD_WAIT, seller_id=source.seller_id) as api:
-            answer = api.imports.schedule(
-                db_id=source.db_id,
-                import_id=status_import.import_id,
-                day=day,
-                hour=hour,
-                minute=minute,
-                paused=paused,
-            )
-    except (CatalogError, PlatformError) as exc:
-        raise import_error_record(
-            status_import, "Changing the import's schedule failed", exc
-        ) from exc
-    status_import.cron = str(answer.get("cron") or "")
-    status_import.paused = _flag(answer.get("paused", "0"))
-    import_error_clear(status_import)
+    provisioned.schedule_set(
+        IMPORT,
+        record=status_import,
+        object_id=status_import.import_id,
+        prefix="Changing the import's schedule failed",
+        day=day,
+        hour=hour,
+        minute=minute,
+        paused=paused,
+    )
     status_import.save()
     return status_import
 
@@ -368,7 +330,7 @@ def status_import_remove(*, source: CatalogSource) -> StatusImport:
     delete that fails is left to the cleanup sweep (the file stops answering at once)."""
     status_import = status_import_of(source)
     import_id = status_import.import_id
-    if import_id and not _import_delete(source, import_id):
+    if import_id and not provisioned.delete(IMPORT, source=source, object_id=import_id):
         status_import.cleanup_id = import_id
     status_import.state = StatusImport.State.NONE
     status_import.import_id = ""
@@ -392,7 +354,7 @@ def _store_platform_view(status_import: StatusImport, stored: dict[str, Any]) ->
     if "cron" in stored:
         status_import.cron = str(stored.get("cron") or "")
     if "paused" in stored:
-        status_import.paused = _flag(stored.get("paused"))
+        status_import.paused = provisioned.flag(stored.get("paused"))
     status_import.status_checked_at = timezone.now()
 
 
@@ -400,8 +362,7 @@ def status_import_status_refresh(*, source: CatalogSource) -> StatusImport:
     """Read the import's status, last download, last run log and schedule."""
     status_import = status_import_of(source)
     _require_import(status_import)
-    with platform_api(seller_id=source.seller_id) as api:
-        stored = api.imports.get(db_id=source.db_id, import_id=status_import.import_id)
+    stored = provisioned.platform_view(IMPORT, source=source, object_id=status_import.import_id)
     _store_platform_view(status_import, stored)
     status_import.save(
         update_fields=[
@@ -419,44 +380,11 @@ def status_import_status_refresh(*, source: CatalogSource) -> StatusImport:
 
 def status_import_status_sweep() -> int:
     """Refresh every import's platform view; stops at once while sign-in is needed."""
-    done = 0
-    for status_import in StatusImport.objects.filter(
-        state=StatusImport.State.ACTIVE
-    ).select_related("source"):
-        try:
-            status_import_status_refresh(source=status_import.source)
-        except ApiAccessNeeded:
-            return done
-        except (CatalogError, PlatformError) as exc:
-            logger.warning("import status of seller %s: %s", status_import.source.seller_id, exc)
-            continue
-        done += 1
-    return done
-
-
-def status_import_cleanup_sweep() -> int:
-    """Delete the imports a failed set-up or removal left at the platform."""
-    done = 0
-    for status_import in StatusImport.objects.exclude(cleanup_id="").select_related("source"):
-        try:
-            with platform_api(seller_id=status_import.source.seller_id) as api:
-                api.imports.delete(
-                    db_id=status_import.source.db_id, import_id=status_import.cleanup_id
-                )
-        except ApiAccessNeeded:
-            return done
-        except PlatformRejected as exc:
-            if exc.status != 404:
-                logger.warning("cleanup of import %s: %s", status_import.cleanup_id, exc)
-                continue
-        except (CatalogError, PlatformError) as exc:
-            logger.warning("cleanup of import %s: %s", status_import.cleanup_id, exc)
-            continue
-        StatusImport.objects.filter(
-            pk=status_import.pk, cleanup_id=status_import.cleanup_id
-        ).update(cleanup_id="", updated_at=timezone.now())
-        done += 1
-    return done
+    return provisioned.status_sweep(
+        IMPORT,
+        StatusImport.objects.filter(state=StatusImport.State.ACTIVE).select_related("source"),
+        lambda source: status_import_status_refresh(source=source),
+    )
 
 
 # --- the catalog feed and its import together ----------------------------------------------

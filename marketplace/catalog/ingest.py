@@ -22,6 +22,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from marketplace.catalog import dispatch
 from marketplace.catalog.feed_parser import FeedMalformed, Record, feed_records, row_validate
 from marketplace.catalog.mapping import LISTING_COLUMNS
 from marketplace.catalog.models import FeedRun, Listing
@@ -246,8 +247,6 @@ def _apply_batch(
 
 def feed_run_retry(*, run_id: int, actor: Any) -> FeedRun:
     """Staff: put a failed run back to received (its file is kept) and queue it."""
-    from marketplace.catalog.tasks import feed_run_ingest_task
-
     # A run whose file was pruned (FEED_FILE_RETENTION_DAYS) cannot be read again.
     updated = (
         FeedRun.objects.filter(pk=run_id, status=FeedRun.Status.FAILED)
@@ -256,5 +255,5 @@ def feed_run_retry(*, run_id: int, actor: Any) -> FeedRun:
     )
     run = FeedRun.objects.get(pk=run_id)
     if updated:
-        transaction.on_commit(lambda: feed_run_ingest_task.delay(run_id))
+        dispatch.feed_run_ingest_enqueue(run_id)
     return run

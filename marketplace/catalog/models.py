@@ -67,6 +67,8 @@ class CatalogSource(models.Model):
 
     The feed password is stored only as a SHA-256 hash: the platform holds the password
     (it needs it to deliver), we only check it. ``feed_key`` names the receiving URL.
+    ``export_cleanup_id`` is an export that a failed set-up could not delete at the
+    platform (the delete failed, or the access needed sign-in): the sweep keeps trying.
     """
 
     class FeedState(models.TextChoices):
@@ -87,6 +89,7 @@ class CatalogSource(models.Model):
 
     feed_state = models.CharField(max_length=10, choices=FeedState.choices, default=FeedState.NONE)
     export_id = models.CharField(max_length=64, blank=True)
+    export_cleanup_id = models.CharField(max_length=64, blank=True)
     feed_key = models.CharField(max_length=64, unique=True, null=True, blank=True)
     feed_username = models.CharField(max_length=100, blank=True)
     feed_password_hash = models.CharField(max_length=64, blank=True, editable=False)
@@ -109,7 +112,11 @@ class CatalogSource(models.Model):
 
     class Meta:
         ordering = ["seller_id"]
-        indexes = [models.Index(fields=["feed_state"], name="catsource_feed_state_idx")]
+        indexes = [
+            models.Index(fields=["feed_state"], name="catsource_feed_state_idx"),
+            # The clean-up sweep reads the exports failed set-ups left behind.
+            models.Index(fields=["export_cleanup_id"], name="catsource_cleanup_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"seller {self.seller_id}: db {self.db_id}"

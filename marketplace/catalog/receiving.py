@@ -13,6 +13,7 @@ from django.core.files import File
 from django.db import transaction
 from django.views.decorators.debug import sensitive_variables
 
+from marketplace.catalog import dispatch
 from marketplace.catalog.feeds import feed_password_hash
 from marketplace.catalog.ingest import feed_storage
 from marketplace.catalog.models import CatalogSource, FeedRun
@@ -71,9 +72,7 @@ def feed_file_receive(*, source: CatalogSource, stream: IO[bytes], file_name: st
                 delimiter=source.delimiter,
                 full_feed=True,
             )
-            from marketplace.catalog.tasks import feed_run_ingest_task
-
-            transaction.on_commit(lambda: feed_run_ingest_task.delay(run.pk))
+            dispatch.feed_run_ingest_enqueue(run.pk)
     except Exception:
         feed_storage().delete(stored)
         raise

@@ -14,6 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_GET, require_POST
 
+from marketplace.access import staff_required
 from marketplace.catalog import access, feeds, imports, links, selectors
 from marketplace.catalog.errors import CatalogError
 from marketplace.catalog.forms import (
@@ -34,7 +35,6 @@ from marketplace.catalog.seller_actions import (
     seller_or_404,
     source_or_404,
 )
-from marketplace.dashboard.access import staff_required
 from marketplace.platform.auth_api import LoginRefused
 from marketplace.platform.errors import PlatformError
 from sellers import vault

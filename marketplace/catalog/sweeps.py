@@ -1,13 +1,15 @@
-"""Runs whose ingestion wake-up was lost, or whose worker died mid-way, are queued again:
-the database, not the broker, says what is pending."""
+"""What beat runs for the catalog. Runs whose ingestion wake-up was lost, or whose worker
+died mid-way, are queued again: the database, not the broker, says what is pending. And
+every provisioned platform object (the feeds' exports, the listing-status imports) gets
+its status refreshed, and the ones failed set-ups left behind deleted."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
-from django.db import transaction
 from django.utils import timezone
 
+from marketplace.catalog import dispatch, feeds, imports, provisioned
 from marketplace.catalog.models import FeedRun
 
 RECEIVED_GRACE = timedelta(minutes=2)
@@ -17,8 +19,6 @@ INGESTING_LEASE = timedelta(minutes=35)
 
 
 def feed_run_sweep() -> int:
-    from marketplace.catalog.tasks import feed_run_ingest_task
-
     now = timezone.now()
     FeedRun.objects.filter(
         status=FeedRun.Status.INGESTING, started_at__lt=now - INGESTING_LEASE
@@ -29,5 +29,16 @@ def feed_run_sweep() -> int:
         ).values_list("id", flat=True)[:100]
     )
     for run_id in due:
-        transaction.on_commit(lambda run_id=run_id: feed_run_ingest_task.delay(run_id))
+        dispatch.feed_run_ingest_enqueue(run_id)
     return len(due)
+
+
+def provisioned_status_sweep() -> int:
+    """Read every feed's and every import's status at the platform (waits for sign-in)."""
+    return feeds.feed_status_sweep() + imports.status_import_status_sweep()
+
+
+def provisioned_cleanup_sweep() -> int:
+    """Delete the exports and imports that failed set-ups (or import removals) could not
+    delete at the platform; waits while the API access needs sign-in."""
+    return provisioned.cleanup_sweep(feeds.EXPORT, imports.IMPORT)

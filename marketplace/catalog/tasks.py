@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from marketplace.catalog import feeds, imports, ingest, retention, sweeps
+from marketplace.catalog import ingest, retention, sweeps
 
 
 @shared_task(acks_late=True, soft_time_limit=1800, time_limit=1900)
@@ -19,13 +19,12 @@ def feed_run_sweep_task() -> None:
 
 @shared_task
 def feed_status_sweep_task() -> None:
-    feeds.feed_status_sweep()
-    imports.status_import_status_sweep()
+    sweeps.provisioned_status_sweep()
 
 
 @shared_task
-def status_import_cleanup_sweep_task() -> None:
-    imports.status_import_cleanup_sweep()
+def provisioned_cleanup_sweep_task() -> None:
+    sweeps.provisioned_cleanup_sweep()
 
 
 @shared_task

@@ -34,11 +34,6 @@ class OrderFilterForm(forms.Form):
     seller = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
 
 
-class PortalOrderSearchForm(forms.Form):
-    q = forms.CharField(required=False, max_length=128, label="Order number")
-    problems = forms.BooleanField(required=False, label="Only orders with problems to fix")
-
-
 def cleaned(form: forms.Form) -> dict:
     """The valid fields of a bound form; an invalid field counts as not given."""
     form.is_valid()

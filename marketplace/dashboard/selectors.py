@@ -1,4 +1,4 @@
-"""Reads for the staff dashboard and the seller's order pages.
+"""Reads for the staff dashboard (the seller's own pages read through marketplace.portal).
 
 Every page is served by a fixed number of queries whatever the data size: lists are
 paginated, related rows come through ``select_related`` / ``prefetch_related``, and
@@ -14,28 +14,30 @@ from typing import Any
 from django.conf import settings
 from django.db.models import (
     Count,
-    Exists,
     F,
-    IntegerField,
     Min,
     OuterRef,
     Q,
     QuerySet,
-    Subquery,
     Value,
 )
 from django.db.models.functions import Coalesce, TruncHour
 
 from marketplace.dashboard.models import StaffAction
+from marketplace.db import count_subquery
 from marketplace.orders.models import (
     Order,
-    OrderLine,
     OrderSync,
     SellerPullState,
     SyncEvent,
     ValidationProblem,
 )
-from marketplace.orders.selectors import order_detail_queryset, order_list
+from marketplace.orders.selectors import (
+    open_problems_count,
+    order_detail_queryset,
+    order_list,
+    with_open_problems,
+)
 from marketplace.platform.models import PlatformCall
 from sellers.models import ConnectionEvent, PlatformConnection, Seller
 
@@ -62,12 +64,6 @@ CONNECTION_BADGES = {
     ConnState.DISCONNECTED: "warn",
     ConnState.NOT_CONNECTED: "",
 }
-
-
-def _count_subquery(queryset: QuerySet[Any], group_by: str) -> Coalesce:
-    """``COUNT(*)`` of ``queryset`` as a correlated subquery (0 when there are no rows)."""
-    counted = queryset.order_by().values(group_by).annotate(n=Count("*")).values("n")[:1]
-    return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
 
 
 # --- overview ------------------------------------------------------------------------
@@ -302,11 +298,11 @@ def seller_list(
     sellers = Seller.objects.select_related("user", "connection", "pull_state").annotate(
         conn_state=Coalesce(F("connection__state"), Value(ConnState.NOT_CONNECTED)),
         last_pull=F("pull_state__last_success_at"),
-        failures=_count_subquery(
+        failures=count_subquery(
             OrderSync.objects.filter(order__seller=OuterRef("pk"), status=SyncStatus.FAILED),
             "order__seller",
         ),
-        orders_total=_count_subquery(Order.objects.filter(seller=OuterRef("pk")), "seller"),
+        orders_total=count_subquery(Order.objects.filter(seller=OuterRef("pk")), "seller"),
     )
     if search:
         sellers = sellers.filter(
@@ -367,18 +363,6 @@ def staff_actions_for(
 # --- orders ----------------------------------------------------------------------------
 
 
-def _open_problems_count() -> Coalesce:
-    return _count_subquery(
-        ValidationProblem.objects.filter(order=OuterRef("pk"), resolved_at__isnull=True), "order"
-    )
-
-
-def _with_open_problems(orders: QuerySet[Order]) -> QuerySet[Order]:
-    return orders.filter(
-        Exists(ValidationProblem.objects.filter(order=OuterRef("pk"), resolved_at__isnull=True))
-    )
-
-
 def order_list_for_staff(
     *,
     search: str = "",
@@ -388,45 +372,15 @@ def order_list_for_staff(
     has_problems: bool = False,
 ) -> QuerySet[Order]:
     orders = order_list(seller_id=seller_id, sync_status=sync_status or None).annotate(
-        open_problems=_open_problems_count()
+        open_problems=open_problems_count()
     )
     if search:
         orders = orders.filter(mp_order_number__icontains=search)
     if state:
         orders = orders.filter(state=state)
     if has_problems:
-        orders = _with_open_problems(orders)
+        orders = with_open_problems(orders)
     return orders
-
-
-@dataclass(frozen=True)
-class LineFulfillment:
-    line: OrderLine
-    shipped: int
-    cancelled: int
-
-    @property
-    def remaining(self) -> int:
-        return max(self.line.quantity - self.shipped - self.cancelled, 0)
-
-    @property
-    def status(self) -> str:
-        done = self.shipped + self.cancelled
-        if done == 0:
-            return "unfulfilled"
-        return "fulfilled" if done >= self.line.quantity else "partially fulfilled"
-
-
-def line_fulfillments(order: Order) -> list[LineFulfillment]:
-    """Per line: shipped and cancelled quantities (from the prefetched rows)."""
-    return [
-        LineFulfillment(
-            line=line,
-            shipped=sum(s.quantity for s in line.shipments.all()),
-            cancelled=sum(c.quantity for c in line.cancellations.all()),
-        )
-        for line in order.lines.all()
-    ]
 
 
 def order_get_for_staff(*, order_id: int) -> Order | None:
@@ -443,61 +397,6 @@ def order_calls(*, order: Order, limit: int = RECENT_CALLS) -> list[PlatformCall
 
 def order_history(*, order_id: int, limit: int = 100) -> list[SyncEvent]:
     return list(SyncEvent.objects.filter(order_id=order_id).order_by("-created_at", "-id")[:limit])
-
-
-# --- the seller's own orders (portal) --------------------------------------------------------
-
-
-def seller_order_list(
-    *, seller: Seller, search: str = "", has_problems: bool = False
-) -> QuerySet[Order]:
-    """One seller's orders with sync row, shipments and open-problem count (for a page)."""
-    orders = (
-        Order.objects.filter(seller=seller)
-        .select_related("sync")
-        .prefetch_related("lines__shipments")
-        .annotate(open_problems=_open_problems_count())
-        .order_by("-created_at", "-id")
-    )
-    if search:
-        orders = orders.filter(mp_order_number__icontains=search)
-    if has_problems:
-        orders = _with_open_problems(orders)
-    return orders
-
-
-@dataclass(frozen=True)
-class ProblemToFix:
-    problem: ValidationProblem
-    title: str
-
-
-@dataclass(frozen=True)
-class SellerTodo:
-    """What the portal home leads with: the seller's open problems, newest first."""
-
-    problems: list[ProblemToFix]
-    problems_total: int
-    orders_with_problems: int
-
-
-def seller_todo(*, seller: Seller, limit: int = ATTENTION_LIMIT) -> SellerTodo:
-    # Imported here: problem_help imports the orders' validation codes only.
-    from marketplace.dashboard.problem_help import problem_help
-
-    open_problems = ValidationProblem.objects.filter(order__seller=seller, resolved_at__isnull=True)
-    totals = open_problems.aggregate(n=Count("id"), orders=Count("order", distinct=True))
-    rows = open_problems.select_related("order").order_by("-first_seen_at", "-id")[:limit]
-    return SellerTodo(
-        problems=[ProblemToFix(problem, problem_help(problem.code).title) for problem in rows],
-        problems_total=totals["n"],
-        orders_with_problems=totals["orders"],
-    )
-
-
-def seller_order_get(*, seller: Seller, order_id: int) -> Order | None:
-    """The order only if it is this seller's: another seller's id is simply not found."""
-    return order_detail_queryset().filter(seller=seller, pk=order_id).first()
 
 
 def seller_pull_state(*, seller_id: int) -> SellerPullState | None:

@@ -20,13 +20,14 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
+from marketplace.access import staff_required
 from marketplace.dashboard import selectors, services
-from marketplace.dashboard.access import staff_required
 from marketplace.dashboard.charts import chart_legend, hourly_bars_svg
 from marketplace.dashboard.forms import OrderFilterForm, SellerFilterForm, cleaned
 from marketplace.dashboard.json_display import json_for_people
 from marketplace.dashboard.models import StaffAction
 from marketplace.orders.models import Order, OrderSync
+from marketplace.orders.selectors import line_fulfillments
 from sellers.models import PlatformConnection, Seller
 
 PAGE_SIZE = 25
@@ -191,7 +192,7 @@ def order_detail(request: HttpRequest, order_id: int) -> HttpResponse:
     sync = _sync_of(order)
     context = _order_status_context(order)
     context.update(
-        lines=selectors.line_fulfillments(order),
+        lines=line_fulfillments(order),
         problems=list(order.problems.all()),
         calls=selectors.order_calls(order=order),
         payload=json_for_people(sync.last_payload if sync else None),

@@ -1,9 +1,14 @@
-"""Reads of orders and their sync state (the API, the dashboard and the admin use these)."""
+"""Reads of orders and their sync state (the API, the dashboard, the portal and the admin
+use these)."""
 
 from __future__ import annotations
 
-from django.db.models import Count, Prefetch, Q, QuerySet
+from dataclasses import dataclass
 
+from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet
+from django.db.models.functions import Coalesce
+
+from marketplace.db import count_subquery
 from marketplace.orders.models import (
     Order,
     OrderLine,
@@ -73,3 +78,47 @@ def orders_with_open_problems(*, seller_id: int | None = None) -> QuerySet[Order
         Q(problems__resolved_at__isnull=True) & Q(problems__isnull=False)
     )
     return orders.distinct()
+
+
+def open_problems_count() -> Coalesce:
+    """Each order's open validation problems, as a correlated subquery (for ``annotate``)."""
+    return count_subquery(
+        ValidationProblem.objects.filter(order=OuterRef("pk"), resolved_at__isnull=True), "order"
+    )
+
+
+def with_open_problems(orders: QuerySet[Order]) -> QuerySet[Order]:
+    """Only the orders with at least one open validation problem."""
+    return orders.filter(
+        Exists(ValidationProblem.objects.filter(order=OuterRef("pk"), resolved_at__isnull=True))
+    )
+
+
+@dataclass(frozen=True)
+class LineFulfillment:
+    line: OrderLine
+    shipped: int
+    cancelled: int
+
+    @property
+    def remaining(self) -> int:
+        return max(self.line.quantity - self.shipped - self.cancelled, 0)
+
+    @property
+    def status(self) -> str:
+        done = self.shipped + self.cancelled
+        if done == 0:
+            return "unfulfilled"
+        return "fulfilled" if done >= self.line.quantity else "partially fulfilled"
+
+
+def line_fulfillments(order: Order) -> list[LineFulfillment]:
+    """Per line: shipped and cancelled quantities (from the prefetched rows)."""
+    return [
+        LineFulfillment(
+            line=line,
+            shipped=sum(s.quantity for s in line.shipments.all()),
+            cancelled=sum(c.quantity for c in line.cancellations.all()),
+        )
+        for line in order.lines.all()
+    ]

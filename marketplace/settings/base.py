@@ -101,6 +101,7 @@ INSTALLED_APPS = [
     "marketplace.orders",
     "marketplace.dashboard",
     "marketplace.catalog",
+    "marketplace.portal",
 ]
 
 MIDDLEWARE = [

@@ -110,9 +110,10 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
         "task": "marketplace.catalog.tasks.feed_status_sweep_task",
         "schedule": 300.0,
     },
-    # Listing-status imports a failed set-up or removal could not delete at the platform.
-    "catalog-status-import-cleanup-sweep": {
-        "task": "marketplace.catalog.tasks.status_import_cleanup_sweep_task",
+    # Exports and imports a failed set-up (or an import's removal) could not delete at
+    # the platform (waits while the API user needs to sign in).
+    "catalog-cleanup-sweep": {
+        "task": "marketplace.catalog.tasks.provisioned_cleanup_sweep_task",
         "schedule": 300.0,
     },
     "platform-call-prune": {

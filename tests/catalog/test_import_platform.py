@@ -11,7 +11,7 @@ import pytest
 import requests
 from django.test import Client
 
-from marketplace.catalog import access, credentials, feeds, imports, links
+from marketplace.catalog import access, credentials, feeds, imports, links, sweeps
 from marketplace.catalog.errors import CatalogError
 from marketplace.catalog.mapping import mapping_default
 from marketplace.catalog.models import CatalogSource, StatusImport
@@ -301,7 +301,7 @@ def test_an_import_that_cannot_be_deleted_is_left_to_the_cleanup_sweep(
     assert "Cleanup pending" in staff_page(staff_user, seller)
 
     world.sandbox.clear_faults()
-    assert imports.status_import_cleanup_sweep() == 1
+    assert sweeps.provisioned_cleanup_sweep() == 1
 
     assert sandbox_imports(with_feed) == []
     status_import.refresh_from_db()

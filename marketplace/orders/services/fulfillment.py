@@ -38,7 +38,12 @@ from marketplace.orders.models import (
 )
 from marketplace.orders.services.outbox import order_sync_mark_changed, sync_event_add
 from marketplace.orders.states import transition_allowed
-from marketplace.orders.validation import Problem, fulfillment_problems, parse_fulfillments
+from marketplace.orders.validation import (
+    Problem,
+    ProblemCode,
+    fulfillment_problems,
+    parse_fulfillments,
+)
 from marketplace.platform.errors import PlatformError
 from marketplace.platform.order_source import OrderSourceClient
 from sellers.token_source import order_client_for_seller
@@ -335,6 +340,16 @@ def _problems_record(
     return unreported, events
 
 
+def _problem_of(row: ValidationProblem) -> Problem:
+    """The recorded problem as found (its fingerprint's key is not kept: not reported)."""
+    return Problem(
+        code=ProblemCode(row.code),
+        message=row.message,
+        mp_line_number=row.mp_line_number,
+        detail=row.detail or {},
+    )
+
+
 def order_problems_report(*, order_id: int, client: OrderSourceClient | None = None) -> int:
     """POST every open, unreported problem of the order once; returns how many were sent.
 
@@ -352,14 +367,7 @@ def order_problems_report(*, order_id: int, client: OrderSourceClient | None = N
         return 0
     order = rows[0].order
     client = client or order_client_for_seller(order.seller)
-    body = []
-    for row in rows:
-        item: dict[str, Any] = {"code": row.code, "message": row.message}
-        if row.mp_line_number:
-            item["mp_line_number"] = row.mp_line_number
-        if row.detail:
-            item["debug"] = [row.detail]
-        body.append(item)
+    body = [_problem_of(row).as_report() for row in rows]
     try:
         client.post_errors(order.mp_order_number, body)
     except PlatformError as exc:

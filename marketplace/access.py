@@ -1,4 +1,5 @@
-"""Who may open the dashboard: signed-in staff. Anonymous → sign-in page, others → 403."""
+"""Who may open the staff pages (dashboard, catalog): signed-in staff. Anonymous → sign-in
+page, others → 403. Below every app: the apps import it, it imports none of them."""
 
 from __future__ import annotations
 

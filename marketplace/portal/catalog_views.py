@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET
 from marketplace.catalog import selectors
 from marketplace.catalog.forms import ListingFilterForm
 from marketplace.catalog.models import FeedRun, Listing
-from sellers.views import seller_required
+from sellers.access import seller_required
 
 PAGE_SIZE = 50
 

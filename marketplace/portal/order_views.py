@@ -14,13 +14,13 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from marketplace.dashboard import selectors
-from marketplace.dashboard.forms import PortalOrderSearchForm, cleaned
-from marketplace.dashboard.problem_help import problem_help
 from marketplace.orders.models import Order, OrderSync
+from marketplace.orders.selectors import line_fulfillments
+from marketplace.portal import selectors
+from marketplace.portal.forms import PortalOrderSearchForm, cleaned
+from marketplace.portal.problem_help import problem_help
 from sellers import selectors as seller_selectors
-from sellers.models import PlatformConnection
-from sellers.views import seller_required
+from sellers.access import seller_required
 
 PAGE_SIZE = 25
 
@@ -49,17 +49,12 @@ def order_list(request: HttpRequest) -> HttpResponse:
     orders = selectors.seller_order_list(
         seller=request.seller, search=search, has_problems=only_problems
     )
-    connection = seller_selectors.connection_get_for_seller(seller=request.seller)
-    now = timezone.now()
     return render(
         request,
         "portal/order_list.html",
         {
             # The context sellers/portal.html needs for its connection card.
-            "seller": request.seller,
-            "connection": connection,
-            "state": connection.state if connection else PlatformConnection.State.NOT_CONNECTED,
-            "notices": seller_selectors.connection_notices(connection=connection, now=now),
+            **seller_selectors.connection_card(seller=request.seller, now=timezone.now()),
             "form": form,
             "search": search,
             "only_problems": only_problems,
@@ -81,7 +76,7 @@ def order_detail(request: HttpRequest, order_id: int) -> HttpResponse:
         {
             "order": order,
             "sync": _sync_of(order),
-            "lines": selectors.line_fulfillments(order),
+            "lines": line_fulfillments(order),
             "problems": problems,
         },
     )

@@ -1,0 +1,28 @@
+"""The seller portal's pages. Each list keeps the URL namespace its pages always had;
+marketplace/urls.py mounts them:
+
+- ``home_urlpatterns`` at /sellers/, in the ``sellers`` namespace (``sellers:portal``),
+  beside the sign-in and connection pages of ``sellers.urls``;
+- ``order_urlpatterns`` at /sellers/orders/ (namespace ``portal``);
+- ``catalog_urlpatterns`` at /sellers/catalog/ (namespace ``portal_catalog``).
+"""
+
+from django.urls import path
+
+from marketplace.portal import catalog_views, order_views, views
+
+home_urlpatterns = [
+    path("", views.home, name="portal"),
+]
+
+order_urlpatterns = [
+    path("", order_views.order_list, name="orders"),
+    path("<int:order_id>/", order_views.order_detail, name="order"),
+    path("<int:order_id>/live/", order_views.order_live, name="order_live"),
+]
+
+catalog_urlpatterns = [
+    path("", catalog_views.listings, name="listings"),
+    path("listings/<int:listing_id>/", catalog_views.listing_detail, name="listing"),
+    path("runs/<int:run_id>/", catalog_views.run_detail, name="run"),
+]
