@@ -8,9 +8,9 @@ from __future__ import annotations
 import random
 
 import pytest
+from marketplace.dashboard.problem_help import FALLBACK, problem_help
 
 from marketplace.catalog.mapping import DEFAULT_MAPPING
-from marketplace.dashboard.problem_help import FALLBACK, problem_help
 from marketplace.orders.validation import TRACKING_FORMATS, ProblemCode, canonical_carrier
 from sandbox.common import carriers
 from sandbox.order_source.validation import ERROR_CODES
