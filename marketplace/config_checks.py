@@ -43,3 +43,92 @@ def production_email(*, raw_url: str, backend: str, name: str) -> None:
             f"{name} must be an SMTP URL in production (smtp://, smtps:// or smtp+tls://), "
             f"not {scheme}://"
         )
+
+
+# --- Production refuses development values -----------------------------------------------
+# The public development values (settings.py uses them when DJANGO_ENV is not production;
+# tests/test_settings.py checks that the two stay the same). Anyone can read them here, so
+# a production process that runs with one of them has no secret at all.
+DEV_SECRET_KEY = "dev-only-insecure-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz"
+DEV_FERNET_KEY = "ZGV2LW9ubHktdG9rZW4ta2V5LW5vdC1mb3ItcHJvZCE="
+# .env.example marks every value to replace with this placeholder.
+PLACEHOLDER = "change-me"
+# Settings whose values come from the environment and may hold a copied placeholder.
+_PLACEHOLDER_SETTINGS = (
+    "SECRET_KEY",
+    "TOKEN_ENCRYPTION_KEYS",
+    "PLATFORM_CLIENT_ID",
+    "PLATFORM_CLIENT_SECRET",
+    "PLATFORM_BASE_URL",
+    "PLATFORM_API_BASE_URL",
+    "PLATFORM_REDIRECT_URL",
+    "APP_BASE_URL",
+    "ALLOWED_HOSTS",
+    "DEFAULT_FROM_EMAIL",
+)
+
+
+def _holds_placeholder(value: object) -> bool:
+    if isinstance(value, str):
+        return PLACEHOLDER in value.lower()
+    if isinstance(value, dict):
+        return any(_holds_placeholder(item) for item in value.values())
+    if isinstance(value, list | tuple | set):
+        return any(_holds_placeholder(item) for item in value)
+    return False
+
+
+def production_refusals(settings: object, environ: dict[str, str] | None = None) -> list[str]:
+    """Why production must not start with these settings: one line per setting, naming
+    the setting and never its value. Empty outside production."""
+    import os
+
+    if getattr(settings, "DJANGO_ENV", "") != "production":
+        return []
+    environ = dict(os.environ) if environ is None else environ
+    problems: list[str] = []
+    if getattr(settings, "SECRET_KEY", "") == DEV_SECRET_KEY:
+        problems.append("SECRET_KEY is the public development key; set a random one")
+    if DEV_FERNET_KEY in (getattr(settings, "TOKEN_ENCRYPTION_KEYS", None) or []):
+        problems.append(f"TOKEN_ENCRYPTION_KEYS holds the public development key; {KEY_HINT}")
+    if getattr(settings, "DEBUG", False):
+        problems.append("DEBUG must be false in production")
+    named = {problem.split()[0] for problem in problems}
+    for name in _PLACEHOLDER_SETTINGS:
+        if name not in named and _holds_placeholder(getattr(settings, name, None)):
+            problems.append(f"{name} still holds a '{PLACEHOLDER}' placeholder")
+            named.add(name)
+    for alias, database in (getattr(settings, "DATABASES", None) or {}).items():
+        if _holds_placeholder(database):
+            problems.append(
+                f"DATABASES[{alias!r}] (DATABASE_URL) holds a '{PLACEHOLDER}' placeholder"
+            )
+            named.add("DATABASE_URL")
+    for name in getattr(settings, "ENV_VARS", ()):
+        if name not in named and _holds_placeholder(environ.get(name, "")):
+            problems.append(f"{name} still holds a '{PLACEHOLDER}' placeholder")
+            named.add(name)
+    return problems
+
+
+def production_start_check(settings: object | None = None) -> None:
+    """For processes that run no system checks (gunicorn's wsgi, Celery): refuse to start."""
+    if settings is None:
+        from django.conf import settings as django_settings
+
+        settings = django_settings
+    problems = production_refusals(settings)
+    if problems:
+        raise ImproperlyConfigured("Production refuses development values: " + "; ".join(problems))
+
+
+def production_system_check(app_configs: object = None, **kwargs: object) -> list[object]:
+    """The same refusals as Django system check errors: ``manage.py check``, ``runserver``
+    and ``migrate`` stop on them."""
+    from django.conf import settings
+    from django.core.checks import Error
+
+    return [
+        Error(problem, id="marketplace.E001", hint="see .env.example and the README")
+        for problem in production_refusals(settings)
+    ]

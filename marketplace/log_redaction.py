@@ -11,8 +11,12 @@ import re
 
 # key=value (form bodies, query strings), "key": "value" (JSON) and Bearer headers.
 _KEYS = r"access_token|refresh_token|client_secret|code|password|token"
+# In key=value form `state` too: the OAuth callback's query (`?code=…&state=…`) reaches
+# the web log, and a live state lets whoever reads it finish a pending connect. (Not in
+# JSON: a ``"state": "shipped"`` of an order or a connection is no secret.)
+_QUERY_KEYS = rf"{_KEYS}|state"
 _PATTERNS = (
-    re.compile(rf"(?i)\b({_KEYS})=([^&\s\"',;]+)"),
+    re.compile(rf"(?i)\b({_QUERY_KEYS})=([^&\s\"',;]+)"),
     re.compile(rf"(?i)([\"']({_KEYS})[\"']\s*:\s*[\"'])([^\"']+)([\"'])"),
     re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9\-._~+/=]+"),
 )

@@ -110,3 +110,100 @@ def test_the_smtp_password_in_email_url_is_not_printed_when_refused() -> None:
     result = _manage("check", env=env)
     assert result.returncode != 0
     assert "hunter2-secret" not in result.stdout + result.stderr
+
+
+# --- production refuses development values (issue 21) -------------------------------------
+
+PLACEHOLDER_SECRET = "change-me-50-or-more-random-characters"
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("SECRET_KEY", None),  # the development key, read from config_checks
+        ("TOKEN_ENCRYPTION_KEYS", None),  # the development Fernet key
+        ("SECRET_KEY", PLACEHOLDER_SECRET),
+        ("PLATFORM_CLIENT_SECRET", "change-me-client-secret"),
+        ("PLATFORM_CLIENT_ID", "CHANGE-ME-client-id"),
+        ("EMAIL_URL", "smtp+tls://change-me-user:change-me-password@smtp.example.com:587"),
+        ("DATABASE_URL", "postgres://u:change-me-long-random-password@db:5432/marketplace"),
+        ("DEBUG", "true"),
+    ],
+    ids=[
+        "dev-secret-key",
+        "dev-fernet-key",
+        "placeholder-secret-key",
+        "placeholder-client-secret",
+        "placeholder-client-id-any-case",
+        "placeholder-email-url",
+        "placeholder-database-url",
+        "debug-true",
+    ],
+)
+def test_production_refuses_development_values_naming_the_setting_only(
+    name: str, value: str | None
+) -> None:
+    from marketplace.config_checks import DEV_FERNET_KEY, DEV_SECRET_KEY
+
+    if value is None:
+        value = DEV_SECRET_KEY if name == "SECRET_KEY" else DEV_FERNET_KEY
+    # Given production settings with one development value
+    result = _manage("check", env={**PRODUCTION_ENV, name: value})
+    # Then manage.py check fails, naming the setting and never printing the value
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert "marketplace.E001" in output
+    assert name in output
+    if name != "DEBUG":
+        assert value not in output
+        for part in value.split(":"):
+            if "change-me" in part.lower():
+                assert part not in output
+
+
+def test_development_defaults_are_the_values_production_refuses() -> None:
+    # The check compares with config_checks' copies: they must be settings' defaults.
+    from marketplace.config_checks import DEV_FERNET_KEY, DEV_SECRET_KEY
+
+    script = (
+        "from django.conf import settings;"
+        "print(settings.SECRET_KEY);print(settings.TOKEN_ENCRYPTION_KEYS[0])"
+    )
+    dropped = {*PRODUCTION_ENV, "DJANGO_ALLOW_ASYNC_UNSAFE", "DEBUG"}
+    clean = {k: v for k, v in os.environ.items() if k not in dropped}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", script],
+        cwd=ROOT,
+        env={**clean, "DJANGO_ENV": "development"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[-2:] == [DEV_SECRET_KEY, DEV_FERNET_KEY]
+
+
+def _refused_start(command: list[str]) -> subprocess.CompletedProcess[str]:
+    dropped = {*PRODUCTION_ENV, "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    clean = {k: v for k, v in os.environ.items() if k not in dropped}
+    env = {**clean, **PRODUCTION_ENV, "SECRET_KEY": PLACEHOLDER_SECRET}
+    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_wsgi_application_refuses_development_values_at_start() -> None:
+    # gunicorn imports marketplace.wsgi: the import itself must fail
+    result = _refused_start([sys.executable, "-c", "import marketplace.wsgi"])
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr
+    assert "SECRET_KEY" in result.stderr
+    assert PLACEHOLDER_SECRET not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("program", ["worker", "beat"])
+def test_celery_refuses_development_values_at_start(program: str) -> None:
+    celery = str(Path(sys.executable).with_name("celery"))
+    result = _refused_start([celery, "-A", "marketplace", program, "--loglevel", "INFO"])
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr
+    assert "SECRET_KEY" in result.stderr
+    assert PLACEHOLDER_SECRET not in result.stdout + result.stderr
