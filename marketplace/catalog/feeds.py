@@ -25,6 +25,7 @@ from marketplace.catalog.access import platform_api
 from marketplace.catalog.errors import ApiAccessNeeded, CatalogError, FeedNotSetUp
 from marketplace.catalog.mapping import FeedMapping
 from marketplace.catalog.models import CatalogSource
+from marketplace.catalog.url_keys import url_key_new
 from marketplace.platform.errors import PlatformError, PlatformRejected
 
 logger = logging.getLogger(__name__)
@@ -126,7 +127,7 @@ def feed_provision(*, source: CatalogSource, feed: FeedSettings) -> CatalogSourc
     """Create, check and schedule the seller's feed export; record it only when all held."""
     if source.has_feed:
         raise CatalogError("This seller already has a feed: change or remove it instead.")
-    feed_key = secrets.token_urlsafe(18)
+    feed_key = url_key_new()
     username = f"feed-{source.seller_id}"
     password = secrets.token_urlsafe(32)
     body = export_body(
