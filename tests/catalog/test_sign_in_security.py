@@ -258,3 +258,14 @@ def test_the_client_quotes_account_ids_and_refuses_dot_segments() -> None:
     for bad in ("", ".", ".."):
         with pytest.raises(ValueError):
             path_segment(bad)
+
+
+def test_a_dot_segment_account_id_never_reaches_the_platform(
+    world: CatalogWorld, staff_user: Any
+) -> None:
+    api_sign_in(world, staff_user)
+    since = last_seq(world)
+    for bad in ("..", ".", ""):
+        with pytest.raises(CatalogError, match="not a platform account id"):
+            links.platform_databases_list(account_id=bad)
+    assert world.sandbox.requests_log(since_seq=since) == []
