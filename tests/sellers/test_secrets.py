@@ -141,5 +141,9 @@ def test_the_oauth_state_in_a_logged_callback_url_is_redacted() -> None:
     assert "st4te-xyz" not in message
     assert "?code=[REDACTED]&state=[REDACTED] HTTP/1.1" in message
     assert '" 302 0' in message
-    # A JSON "state" (an order's, a connection's) is no secret and stays readable
+    # A state outside a query string (an order's, a connection's) is no secret
     assert redact('{"state": "shipped"}') == '{"state": "shipped"}'
+    assert redact("<PlatformApiAccess state=active>") == "<PlatformApiAccess state=active>"
+    assert redact("/cb?state=s1&x=1 /cb?a=1&STATE=s2#f") == (
+        "/cb?state=[REDACTED]&x=1 /cb?a=1&STATE=[REDACTED]#f"
+    )
