@@ -46,11 +46,14 @@ def production_email(*, raw_url: str, backend: str, name: str) -> None:
 
 
 # --- Production refuses development values -----------------------------------------------
-# The public development values (settings.py uses them when DJANGO_ENV is not production;
-# tests/test_settings.py checks that the two stay the same). Anyone can read them here, so
-# a production process that runs with one of them has no secret at all.
-DEV_SECRET_KEY = "dev-only-insecure-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz"
-DEV_FERNET_KEY = "ZGV2LW9ubHktdG9rZW4ta2V5LW5vdC1mb3ItcHJvZCE="
+def development_values() -> dict[str, str]:
+    """The public development values (``_DEV_SECRETS`` of the settings): anyone can read
+    them in the repository, so a production process running with one has no secret."""
+    from marketplace.settings import _DEV_SECRETS
+
+    return dict(_DEV_SECRETS)
+
+
 # .env.example marks every value to replace with this placeholder.
 PLACEHOLDER = "change-me"
 # Settings whose values come from the environment and may hold a copied placeholder.
@@ -87,10 +90,10 @@ def production_refusals(settings: object, environ: dict[str, str] | None = None)
         return []
     environ = dict(os.environ) if environ is None else environ
     problems: list[str] = []
-    if getattr(settings, "SECRET_KEY", "") == DEV_SECRET_KEY:
-        problems.append("SECRET_KEY is the public development key; set a random one")
-    if DEV_FERNET_KEY in (getattr(settings, "TOKEN_ENCRYPTION_KEYS", None) or []):
-        problems.append(f"TOKEN_ENCRYPTION_KEYS holds the public development key; {KEY_HINT}")
+    for name, value in development_values().items():
+        current = getattr(settings, name, None)
+        if current == value or (isinstance(current, list) and value in current):
+            problems.append(f"{name} is the public development value; set your own")
     if getattr(settings, "DEBUG", False):
         problems.append("DEBUG must be false in production")
     named = {problem.split()[0] for problem in problems}
