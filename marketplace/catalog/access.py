@@ -71,6 +71,8 @@ def access_sign_in_begin(*, username: str, password: str) -> tuple[str, str]:
         ApiSignIn.objects.filter(state=ApiSignIn.State.PENDING).update(
             state=ApiSignIn.State.DROPPED, finished_at=now
         )
+        # Finished sign-ins are kept a while (what happened), not for ever.
+        ApiSignIn.objects.filter(started_at__lt=now - timedelta(days=30)).delete()
         ApiSignIn.objects.create(key=key, username=username, started_at=now)
         PlatformApiAccess.objects.filter(pk=access_get().pk).update(code_sent_at=now)
     return message, key
@@ -143,6 +145,13 @@ def access_sign_in_finish(
             return access
     # The wrong code's count is committed before the refusal is raised.
     raise outcome
+
+
+def access_sign_in_cancel(*, key: str) -> None:
+    """Staff start again: the pending sign-in takes no more codes."""
+    ApiSignIn.objects.filter(key=key, state=ApiSignIn.State.PENDING).update(
+        state=ApiSignIn.State.DROPPED, finished_at=timezone.now()
+    )
 
 
 def access_sign_in_wrong_codes_left(*, key: str) -> int:

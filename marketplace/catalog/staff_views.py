@@ -148,7 +148,9 @@ def api_access_finish(request: HttpRequest) -> HttpResponse:
 @require_POST
 @staff_required
 def api_access_cancel(request: HttpRequest) -> HttpResponse:
-    request.session.pop(PENDING_KEY, None)
+    pending = request.session.pop(PENDING_KEY, None)
+    if pending and pending.get("key"):
+        access.access_sign_in_cancel(key=pending["key"])
     return redirect("catalog:api_access")
 
 

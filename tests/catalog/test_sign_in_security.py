@@ -269,3 +269,25 @@ def test_a_dot_segment_account_id_never_reaches_the_platform(
         with pytest.raises(CatalogError, match="not a platform account id"):
             links.platform_databases_list(account_id=bad)
     assert world.sandbox.requests_log(since_seq=since) == []
+
+
+def test_start_again_drops_the_pending_sign_in_so_its_code_no_longer_signs_in(
+    world: CatalogWorld, staff_user: Any
+) -> None:
+    client = staff_client(staff_user)
+    start(client)
+    code = world.sandbox.twofa_code(API_USER[2])
+    # Staff click "Start again", then submit the code of the dropped sign-in (a stale tab)
+    assert client.post(PAGE + "cancel/").status_code == 302
+    assert ApiSignIn.objects.get().state == ApiSignIn.State.DROPPED
+    since = last_seq(world)
+    with pytest.raises(access.SignInDropped):
+        access.access_sign_in_finish(
+            username=API_USER[0],
+            password=API_USER[1],
+            code=code,
+            actor=staff_user,
+            key=ApiSignIn.objects.get().key,
+        )
+    assert login_calls(world, since) == []
+    assert not PlatformApiAccess.objects.get(pk=1).is_active
