@@ -8,6 +8,11 @@ class MarketplaceConfig(AppConfig):
     label = "marketplace"
 
     def ready(self) -> None:
+        from django.core import checks
+
+        from marketplace.config_checks import production_system_check
         from marketplace.folders import local_folders_create
 
+        # Production refuses development values (manage.py check, runserver, migrate).
+        checks.register(production_system_check)
         local_folders_create()

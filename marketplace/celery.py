@@ -6,6 +6,16 @@ from celery import Celery
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "marketplace.settings")
 
-app = Celery("marketplace")
+
+class MarketplaceCelery(Celery):
+    def on_configure(self) -> None:
+        # Workers and beat run no Django system checks: when the configuration is first
+        # read (at their start), production refuses development values as check does.
+        from marketplace.config_checks import production_start_check
+
+        production_start_check()
+
+
+app = MarketplaceCelery("marketplace")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()

@@ -43,3 +43,95 @@ def production_email(*, raw_url: str, backend: str, name: str) -> None:
             f"{name} must be an SMTP URL in production (smtp://, smtps:// or smtp+tls://), "
             f"not {scheme}://"
         )
+
+
+# --- Production refuses development values -----------------------------------------------
+def development_values() -> dict[str, str]:
+    """The public development values (``_DEV_SECRETS`` of the settings): anyone can read
+    them in the repository, so a production process running with one has no secret."""
+    from marketplace.settings import _DEV_SECRETS
+
+    return dict(_DEV_SECRETS)
+
+
+# .env.example marks every value to replace with this placeholder.
+PLACEHOLDER = "change-me"
+# Settings whose values come from the environment and may hold a copied placeholder.
+_PLACEHOLDER_SETTINGS = (
+    "SECRET_KEY",
+    "TOKEN_ENCRYPTION_KEYS",
+    "PLATFORM_CLIENT_ID",
+    "PLATFORM_CLIENT_SECRET",
+    "PLATFORM_BASE_URL",
+    "PLATFORM_API_BASE_URL",
+    "PLATFORM_REDIRECT_URL",
+    "APP_BASE_URL",
+    "ALLOWED_HOSTS",
+    "DEFAULT_FROM_EMAIL",
+)
+
+
+def _holds_placeholder(value: object) -> bool:
+    if isinstance(value, str):
+        return PLACEHOLDER in value.lower()
+    if isinstance(value, dict):
+        return any(_holds_placeholder(item) for item in value.values())
+    if isinstance(value, list | tuple | set):
+        return any(_holds_placeholder(item) for item in value)
+    return False
+
+
+def production_refusals(settings: object, environ: dict[str, str] | None = None) -> list[str]:
+    """Why production must not start with these settings: one line per setting, naming
+    the setting and never its value. Empty outside production."""
+    import os
+
+    if getattr(settings, "DJANGO_ENV", "") != "production":
+        return []
+    environ = dict(os.environ) if environ is None else environ
+    problems: list[str] = []
+    for name, value in development_values().items():
+        current = getattr(settings, name, None)
+        if current == value or (isinstance(current, list) and value in current):
+            problems.append(f"{name} is the public development value; set your own")
+    if getattr(settings, "DEBUG", False):
+        problems.append("DEBUG must be false in production")
+    named = {problem.split()[0] for problem in problems}
+    for name in _PLACEHOLDER_SETTINGS:
+        if name not in named and _holds_placeholder(getattr(settings, name, None)):
+            problems.append(f"{name} still holds a '{PLACEHOLDER}' placeholder")
+            named.add(name)
+    for alias, database in (getattr(settings, "DATABASES", None) or {}).items():
+        if _holds_placeholder(database):
+            problems.append(
+                f"DATABASES[{alias!r}] (DATABASE_URL) holds a '{PLACEHOLDER}' placeholder"
+            )
+            named.add("DATABASE_URL")
+    for name in getattr(settings, "ENV_VARS", ()):
+        if name not in named and _holds_placeholder(environ.get(name, "")):
+            problems.append(f"{name} still holds a '{PLACEHOLDER}' placeholder")
+            named.add(name)
+    return problems
+
+
+def production_start_check(settings: object | None = None) -> None:
+    """For processes that run no system checks (gunicorn's wsgi, Celery): refuse to start."""
+    if settings is None:
+        from django.conf import settings as django_settings
+
+        settings = django_settings
+    problems = production_refusals(settings)
+    if problems:
+        raise ImproperlyConfigured("Production refuses development values: " + "; ".join(problems))
+
+
+def production_system_check(app_configs: object = None, **kwargs: object) -> list[object]:
+    """The same refusals as Django system check errors: ``manage.py check``, ``runserver``
+    and ``migrate`` stop on them."""
+    from django.conf import settings
+    from django.core.checks import Error
+
+    return [
+        Error(problem, id="marketplace.E001", hint="see .env.example and the README")
+        for problem in production_refusals(settings)
+    ]

@@ -11,8 +11,11 @@ import re
 
 # key=value (form bodies, query strings), "key": "value" (JSON) and Bearer headers.
 _KEYS = r"access_token|refresh_token|client_secret|code|password|token"
+# In a query string `state` too: the OAuth callback's (`?code=…&state=…`) reaches the web
+# log, and a live state lets whoever reads it finish a pending connect. Only after `?` or
+# `&`: an order's or a connection's ``state=shipped`` elsewhere is no secret.
 _PATTERNS = (
-    re.compile(rf"(?i)\b({_KEYS})=([^&\s\"',;]+)"),
+    re.compile(rf"(?i)\b({_KEYS})=([^&\s\"',;]+)|(?<=[?&])(state)=([^&\s\"',;#]+)"),
     re.compile(rf"(?i)([\"']({_KEYS})[\"']\s*:\s*[\"'])([^\"']+)([\"'])"),
     re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9\-._~+/=]+"),
 )
@@ -21,7 +24,7 @@ REDACTED = "[REDACTED]"
 
 def redact(text: str) -> str:
     """Return ``text`` with every token-like value replaced by ``[REDACTED]``."""
-    text = _PATTERNS[0].sub(lambda m: f"{m.group(1)}={REDACTED}", text)
+    text = _PATTERNS[0].sub(lambda m: f"{m.group(1) or m.group(3)}={REDACTED}", text)
     text = _PATTERNS[1].sub(lambda m: f"{m.group(1)}{REDACTED}{m.group(4)}", text)
     text = _PATTERNS[2].sub(lambda m: f"{m.group(1)} {REDACTED}", text)
     return text

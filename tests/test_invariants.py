@@ -8,10 +8,10 @@ from __future__ import annotations
 import random
 
 import pytest
-from marketplace.dashboard.problem_help import FALLBACK, problem_help
 
 from marketplace.catalog.mapping import DEFAULT_MAPPING
 from marketplace.orders.validation import TRACKING_FORMATS, ProblemCode, canonical_carrier
+from marketplace.portal.problem_help import FALLBACK, problem_help
 from sandbox.common import carriers
 from sandbox.order_source.validation import ERROR_CODES
 from sandbox.platform_api.catalog.products import PRODUCT_FIELDS

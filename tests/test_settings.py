@@ -137,3 +137,80 @@ def test_importing_the_settings_creates_no_folder_and_a_process_start_does(
     assert result.returncode == 0, result.stdout + result.stderr
     for folder in ("broker", "processed", "control"):
         assert (data_dir / folder).is_dir(), folder
+
+
+# --- production refuses development values (issue 21) -------------------------------------
+
+PLACEHOLDER_SECRET = "change-me-50-or-more-random-characters"
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("SECRET_KEY", None),  # the development values, read from the settings
+        ("TOKEN_ENCRYPTION_KEYS", None),
+        ("PLATFORM_CLIENT_SECRET", None),
+        ("SECRET_KEY", PLACEHOLDER_SECRET),
+        ("PLATFORM_CLIENT_SECRET", "change-me-client-secret"),
+        ("PLATFORM_CLIENT_ID", "CHANGE-ME-client-id"),
+        ("EMAIL_URL", "smtp+tls://change-me-user:change-me-password@smtp.example.com:587"),
+        ("DATABASE_URL", "postgres://u:change-me-long-random-password@db:5432/marketplace"),
+        ("DEBUG", "true"),
+    ],
+    ids=[
+        "dev-secret-key",
+        "dev-fernet-key",
+        "dev-client-secret",
+        "placeholder-secret-key",
+        "placeholder-client-secret",
+        "placeholder-client-id-any-case",
+        "placeholder-email-url",
+        "placeholder-database-url",
+        "debug-true",
+    ],
+)
+def test_production_refuses_development_values_naming_the_setting_only(
+    name: str, value: str | None
+) -> None:
+    from marketplace.settings import _DEV_SECRETS
+
+    if value is None:
+        value = _DEV_SECRETS[name]
+    # Given production settings with one development value
+    result = _manage("check", env={**PRODUCTION_ENV, name: value})
+    # Then manage.py check fails, naming the setting and never printing the value
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert "marketplace.E001" in output
+    assert name in output
+    if name != "DEBUG":
+        assert value not in output
+        for part in value.split(":"):
+            if "change-me" in part.lower():
+                assert part not in output
+
+
+def _refused_start(command: list[str]) -> subprocess.CompletedProcess[str]:
+    dropped = {*PRODUCTION_ENV, "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    clean = {k: v for k, v in os.environ.items() if k not in dropped}
+    env = {**clean, **PRODUCTION_ENV, "SECRET_KEY": PLACEHOLDER_SECRET}
+    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_wsgi_application_refuses_development_values_at_start() -> None:
+    # gunicorn imports marketplace.wsgi: the import itself must fail
+    result = _refused_start([sys.executable, "-c", "import marketplace.wsgi"])
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr
+    assert "SECRET_KEY" in result.stderr
+    assert PLACEHOLDER_SECRET not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("program", ["worker", "beat"])
+def test_celery_refuses_development_values_at_start(program: str) -> None:
+    celery = str(Path(sys.executable).with_name("celery"))
+    result = _refused_start([celery, "-A", "marketplace", program, "--loglevel", "INFO"])
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr
+    assert "SECRET_KEY" in result.stderr
+    assert PLACEHOLDER_SECRET not in result.stdout + result.stderr

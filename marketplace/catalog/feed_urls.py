@@ -1,10 +1,11 @@
 from django.urls import path
 
 from marketplace.catalog import receive_views as views
+from marketplace.catalog import url_keys  # noqa: F401 - registers <catalog_key:…>
 
 app_name = "catalog_feeds"
 
 urlpatterns = [
-    path("<str:feed_key>/", views.folder, name="receive_folder"),
-    path("<str:feed_key>/<str:file_name>", views.receive, name="receive"),
+    path("<catalog_key:feed_key>/", views.folder, name="receive_folder"),
+    path("<catalog_key:feed_key>/<str:file_name>", views.receive, name="receive"),
 ]

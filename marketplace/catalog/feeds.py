@@ -27,6 +27,7 @@ from marketplace.catalog.access import platform_api
 from marketplace.catalog.errors import ApiAccessNeeded, CatalogError, FeedNotSetUp
 from marketplace.catalog.mapping import FeedMapping
 from marketplace.catalog.models import CatalogSource
+from marketplace.catalog.url_keys import url_key_new
 from marketplace.platform.errors import PlatformError, PlatformRejected
 
 COMPRESSIONS = {"gzip": ".gz", "zip": ".zip", "": ""}
@@ -136,7 +137,7 @@ def feed_provision(*, source: CatalogSource, feed: FeedSettings) -> CatalogSourc
         provisioned.pending_cleanup_first(EXPORT, record=source)
     except CatalogError as exc:
         raise record_error(source, "Setting up the feed failed", exc) from exc
-    feed_key = secrets.token_urlsafe(18)
+    feed_key = url_key_new()
     username = f"feed-{source.seller_id}"
     password = secrets.token_urlsafe(32)
     body = export_body(

@@ -31,6 +31,7 @@ from marketplace.catalog.access import platform_api
 from marketplace.catalog.errors import CatalogError, FeedNotSetUp
 from marketplace.catalog.models import CatalogSource, StatusImport
 from marketplace.catalog.status_file import COLUMNS, DEFAULT_TARGETS, status_password_hash
+from marketplace.catalog.url_keys import url_key_new
 from marketplace.platform.errors import PlatformError
 from marketplace.platform.imports import Delimiters, file_map_body, file_map_decoded
 
@@ -198,7 +199,7 @@ def status_import_provision(
         raise import_error_record(
             status_import, "Setting up the listing-status import failed", exc
         ) from exc
-    status_key = secrets.token_urlsafe(18)
+    status_key = url_key_new()
     username = f"status-{source.seller_id}"
     password = secrets.token_urlsafe(32)
     # Stored before any call: the platform fetches the file while we set the file map.

@@ -27,6 +27,8 @@ def platform_databases_list(*, account_id: str) -> list[PlatformDatabase]:
             return api.auth.databases(account_id=account_id)
     except PlatformError as exc:
         raise CatalogError(f"The platform did not list the account's databases: {exc}") from exc
+    except ValueError as exc:  # "", "." or "..": never a path segment (auth_api.path_segment)
+        raise CatalogError("That is not a platform account id.") from exc
 
 
 def seller_database_link(*, seller: Any, account_id: str, db_id: str, actor: Any) -> CatalogSource:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from sellers import vault
 
@@ -60,6 +61,31 @@ class PlatformApiAccess(models.Model):
     @property
     def is_active(self) -> bool:
         return self.state == self.State.ACTIVE and bool(self.token_ciphertext)
+
+
+class ApiSignIn(models.Model):
+    """One pending sign-in of the API user: the password was accepted and the platform
+    e-mailed a code. The code is sent once per pending sign-in (a row lock serializes
+    submissions: a double click makes one login call) and at most ``MAX_WRONG_CODES``
+    wrong codes are tried before the sign-in is dropped and staff start again."""
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Waiting for the code"
+        SIGNED_IN = "signed_in", "Signed in"
+        DROPPED = "dropped", "Dropped"
+
+    key = models.CharField(max_length=64, unique=True)
+    username = models.CharField(max_length=200)
+    state = models.CharField(max_length=20, choices=State.choices, default=State.PENDING)
+    wrong_codes = models.PositiveSmallIntegerField(default=0)
+    started_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"sign-in of {self.username}: {self.get_state_display()}"
 
 
 class CatalogSource(models.Model):

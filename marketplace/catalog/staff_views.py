@@ -42,7 +42,7 @@ from sellers.models import Seller
 
 PENDING_KEY = "catalog_api_sign_in"
 # The platform's code is valid 10 minutes; the password waits (encrypted) no longer.
-PENDING_SECONDS = 600
+PENDING_SECONDS = access.PENDING_SECONDS
 PAGE_SIZE = 50
 
 
@@ -70,6 +70,7 @@ def api_access(request: HttpRequest) -> HttpResponse:
             "sign_in_form": SignInForm(initial={"username": (pending or {}).get("username", "")}),
             "code_form": CodeForm(),
             "token_name": access.access_token_name(),
+            "max_wrong_codes": access.MAX_WRONG_CODES,
         },
     )
 
@@ -86,7 +87,7 @@ def api_access_start(request: HttpRequest) -> HttpResponse:
     username = form.cleaned_data["username"]
     password = form.cleaned_data["password"]
     try:
-        message = access.access_sign_in_start(username=username, password=password)
+        message, key = access.access_sign_in_begin(username=username, password=password)
     except LoginRefused:
         messages.error(request, "The platform refused the username or password.")
         return redirect("catalog:api_access")
@@ -97,6 +98,7 @@ def api_access_start(request: HttpRequest) -> HttpResponse:
         "username": username,
         "password": vault.token_encrypt(password),
         "at": time.time(),
+        "key": key,
     }
     messages.success(request, f"A code was sent by e-mail. ({message})")
     return redirect("catalog:api_access")
@@ -121,9 +123,19 @@ def api_access_finish(request: HttpRequest) -> HttpResponse:
             password=vault.token_decrypt(pending["password"]),
             code=form.cleaned_data["code"],
             actor=request.user,
+            key=pending.get("key", ""),
         )
+    except access.SignInDropped as exc:
+        request.session.pop(PENDING_KEY, None)
+        messages.error(request, str(exc))
+        return redirect("catalog:api_access")
     except LoginRefused:
-        messages.error(request, "The platform refused the code: check the e-mail and try again.")
+        left = access.access_sign_in_wrong_codes_left(key=pending.get("key", ""))
+        messages.error(
+            request,
+            "The platform refused the code: check the e-mail and try again "
+            f"({left} more {'try' if left == 1 else 'tries'}, then the sign-in starts over).",
+        )
         return redirect("catalog:api_access")
     except PlatformError as exc:
         messages.error(request, f"The platform could not be asked: {exc}")
@@ -136,7 +148,9 @@ def api_access_finish(request: HttpRequest) -> HttpResponse:
 @require_POST
 @staff_required
 def api_access_cancel(request: HttpRequest) -> HttpResponse:
-    request.session.pop(PENDING_KEY, None)
+    pending = request.session.pop(PENDING_KEY, None)
+    if pending and pending.get("key"):
+        access.access_sign_in_cancel(key=pending["key"])
     return redirect("catalog:api_access")
 
 
@@ -181,6 +195,10 @@ def seller_catalog(request: HttpRequest, seller_id: int) -> HttpResponse:
     if api.is_active and (request.GET.get("link") or source is None):
         try:
             accounts = links.platform_accounts_list()
+            # Only an account the platform listed: the id goes into a platform URL.
+            if account_id and account_id not in {account.id for account in accounts}:
+                platform_error = "The API user cannot reach that platform account."
+                account_id = ""
             if account_id:
                 databases = links.platform_databases_list(account_id=account_id)
         except CatalogError as exc:

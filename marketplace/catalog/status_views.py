@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.views.decorators.debug import sensitive_variables
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_http_methods
 
 from marketplace.catalog.receive_views import basic_credentials, basic_unauthorized
 from marketplace.catalog.status_access import (
@@ -18,7 +18,8 @@ from marketplace.catalog.status_access import (
 from marketplace.catalog.status_file import status_csv_chunks
 
 
-@require_GET
+# HEAD answers as GET does (credentials, 404, headers) without a body or building the file.
+@require_http_methods(["GET", "HEAD"])
 @sensitive_variables("credentials")
 def listing_status(request: HttpRequest, status_key: str) -> HttpResponse:
     credentials = basic_credentials(request)
@@ -32,10 +33,15 @@ def listing_status(request: HttpRequest, status_key: str) -> HttpResponse:
         return JsonResponse({"status": "fail", "message": "not found"}, status=404)
     except StatusFileUnauthorized:
         return basic_unauthorized("listing status")
-    response = StreamingHttpResponse(
-        status_csv_chunks(seller_id=status_import.source.seller_id),
-        content_type="text/csv; charset=utf-8",
-    )
+    if request.method == "HEAD":
+        response: HttpResponse | StreamingHttpResponse = HttpResponse(
+            content_type="text/csv; charset=utf-8"
+        )
+    else:
+        response = StreamingHttpResponse(
+            status_csv_chunks(seller_id=status_import.source.seller_id),
+            content_type="text/csv; charset=utf-8",
+        )
     response["Content-Disposition"] = 'attachment; filename="listing-status.csv"'
     response["Cache-Control"] = "no-store"
     return response

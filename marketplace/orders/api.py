@@ -1,11 +1,16 @@
 """The internal order intake API (django-ninja), mounted at ``/api/intake/``.
 
 Authentication: ``Authorization: Bearer <key>`` or ``X-API-Key: <key>`` (keys from
-``manage.py create_api_key``). Errors, all ``{"detail", "fields": {path: [messages]}}``:
-400 bad input (nothing is stored), 404 unknown order, 409 illegal transition or an
-existing order number with a different body, 413 a body over the size limit
-(``DATA_UPLOAD_MAX_MEMORY_SIZE``). OpenAPI: ``/api/intake/openapi.json``,
-docs at ``/api/intake/docs``.
+``manage.py create_api_key``). Errors, all JSON ``{"detail", "fields": {path: [messages]}}``
+(``fields`` empty when no field is at fault): 400 bad input or a body that is not JSON
+(nothing is stored), 401 no or a wrong key, 404 unknown order or path, 405 a method the
+path does not take, 409 illegal transition or an existing order number with a different
+body, 413 a body over the size limit (``DATA_UPLOAD_MAX_MEMORY_SIZE``).
+
+Text fields refuse control (Unicode Cc), format (Cf: zero-width, bidi) and line/paragraph
+separator (Zl, Zp) characters (``delivery_notes`` may hold tabs and line breaks);
+``currency`` is an ISO 4217 currency, not a metal, fund, test or "no currency" code.
+OpenAPI: ``/api/intake/openapi.json``, docs at ``/api/intake/docs``.
 """
 
 from __future__ import annotations
@@ -16,9 +21,9 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from ninja import NinjaAPI, Schema, Status
-from ninja.errors import ValidationError
+from ninja.errors import HttpError, ValidationError
 from ninja.security import APIKeyHeader, HttpBearer
 
 from marketplace.orders.errors import (
@@ -219,6 +224,27 @@ def _too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
     )
 
 
+@api.exception_handler(HttpError)
+def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    # ninja's own: 401 (no or a wrong key), 400 (a body that is not JSON), ...
+    fields: dict[str, list[str]] = {}
+    if exc.status_code == 400:
+        fields = {"body": ["must be a JSON object"]}
+    return api.create_response(
+        request, {"detail": str(exc), "fields": fields}, status=exc.status_code
+    )
+
+
+@api.exception_handler(Http404)
+def _http_404(request: HttpRequest, exc: Http404) -> HttpResponse:
+    return api.create_response(request, {"detail": "not found", "fields": {}}, status=404)
+
+
+def intake_error_response(status: int, detail: str) -> JsonResponse:
+    """An error answered outside ninja's views (no route, a method a route lacks)."""
+    return JsonResponse({"detail": detail, "fields": {}}, status=status)
+
+
 @api.exception_handler(IntakeInvalid)
 def _intake_invalid(request: HttpRequest, exc: IntakeInvalid) -> HttpResponse:
     return api.create_response(
@@ -228,17 +254,17 @@ def _intake_invalid(request: HttpRequest, exc: IntakeInvalid) -> HttpResponse:
 
 @api.exception_handler(OrderNotFound)
 def _not_found(request: HttpRequest, exc: OrderNotFound) -> HttpResponse:
-    return api.create_response(request, {"detail": f"no order {exc}"}, status=404)
+    return api.create_response(request, {"detail": f"no order {exc}", "fields": {}}, status=404)
 
 
 @api.exception_handler(IllegalTransition)
 def _illegal(request: HttpRequest, exc: IllegalTransition) -> HttpResponse:
-    return api.create_response(request, {"detail": exc.message}, status=409)
+    return api.create_response(request, {"detail": exc.message, "fields": {}}, status=409)
 
 
 @api.exception_handler(DuplicateOrderConflict)
 def _duplicate(request: HttpRequest, exc: DuplicateOrderConflict) -> HttpResponse:
-    return api.create_response(request, {"detail": str(exc)}, status=409)
+    return api.create_response(request, {"detail": str(exc), "fields": {}}, status=409)
 
 
 # --- endpoints ---------------------------------------------------------------------------
@@ -251,7 +277,14 @@ def _actor(request: HttpRequest) -> str:
 
 @api.post(
     "/orders",
-    response={201: OrderOut, 200: OrderOut, 400: ErrorOut, 409: ErrorOut, 413: ErrorOut},
+    response={
+        201: OrderOut,
+        401: ErrorOut,
+        200: OrderOut,
+        400: ErrorOut,
+        409: ErrorOut,
+        413: ErrorOut,
+    },
     summary="Create an order (idempotent for an identical body)",
 )
 def create_order(request: HttpRequest, payload: OrderIn) -> Status:
@@ -261,7 +294,7 @@ def create_order(request: HttpRequest, payload: OrderIn) -> Status:
 
 @api.get(
     "/orders/{mp_order_number}",
-    response={200: OrderOut, 400: ErrorOut, 404: ErrorOut},
+    response={200: OrderOut, 401: ErrorOut, 400: ErrorOut, 404: ErrorOut},
     summary="An order with its lines, fulfillment, sync status and problems",
 )
 def get_order(request: HttpRequest, mp_order_number: OrderNumber) -> dict[str, Any]:
@@ -273,7 +306,14 @@ def get_order(request: HttpRequest, mp_order_number: OrderNumber) -> dict[str, A
 
 @api.post(
     "/orders/{mp_order_number}/state",
-    response={200: OrderOut, 400: ErrorOut, 404: ErrorOut, 409: ErrorOut, 413: ErrorOut},
+    response={
+        200: OrderOut,
+        401: ErrorOut,
+        400: ErrorOut,
+        404: ErrorOut,
+        409: ErrorOut,
+        413: ErrorOut,
+    },
     summary="Change the marketplace state (PENDING → AWAITING_SHIPMENT, → CANCELLED)",
 )
 def change_state(
@@ -285,7 +325,7 @@ def change_state(
 
 @api.post(
     "/orders/{mp_order_number}/cancel",
-    response={200: OrderOut, 400: ErrorOut, 404: ErrorOut, 409: ErrorOut},
+    response={200: OrderOut, 401: ErrorOut, 400: ErrorOut, 404: ErrorOut, 409: ErrorOut},
     summary="Cancel the order (marketplace-side cancellation)",
 )
 def cancel_order(request: HttpRequest, mp_order_number: OrderNumber) -> dict[str, Any]:

@@ -15,6 +15,7 @@ descriptions name them.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -35,13 +36,48 @@ CENT = Decimal("0.01")
 
 # Character classes written so that Python's ``re`` and ECMA-262 (the OpenAPI
 # document's regex dialect) read them alike: no ``\s``/``\w``, whose meanings differ.
-# Control characters (Unicode Cc): a NUL makes Postgres refuse the row, the others
-# corrupt logs, CSV exports and the platform's copy.
-CONTROL = r"\x00-\x1f\x7f-\x9f"
-# Control characters except tab, line feed and carriage return: free text may hold lines.
-CONTROL_BUT_LINES = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"
-# Unicode White_Space outside the controls: a value of only these is blank.
-BLANK = r" \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+# Refused everywhere: control characters (Unicode Cc: a NUL makes Postgres refuse the
+# row, the others corrupt logs, CSV exports and the platform's copy), format characters
+# (Cf: zero-width spaces and joiners make a name that looks blank or like another one;
+# bidi overrides such as U+202E show a SKU reversed) and the line and paragraph
+# separators (Zl U+2028, Zp U+2029: line breaks to some readers, not to others).
+_REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
+
+
+def _ranges(codepoints: list[int]) -> str:
+    """A regex class body for ``codepoints`` as ``\\uXXXX`` escapes (both dialects)."""
+    parts: list[str] = []
+    start = previous = None
+    for codepoint in [*codepoints, None]:
+        if codepoint is not None and previous is not None and codepoint == previous + 1:
+            previous = codepoint
+            continue
+        if start is not None:
+            parts.append(
+                f"\\u{start:04x}" if start == previous else f"\\u{start:04x}-\\u{previous:04x}"
+            )
+        start = previous = codepoint
+    return "".join(parts)
+
+
+_REFUSED = [
+    codepoint
+    for codepoint in range(0x10000)
+    if unicodedata.category(chr(codepoint)) in _REFUSED_CATEGORIES
+]
+# The pattern (and so the document) lists the refused characters of the Basic
+# Multilingual Plane; the few format characters above it (U+110BD, U+E0001, tags
+# U+E0020-E007F, ...) are refused by the validator too (``_no_refused_astral``), as the
+# field descriptions say: ECMA-262 cannot name them without its "u" flag.
+CONTROL = _ranges(_REFUSED)
+# The same but tab, line feed and carriage return: free text may hold lines.
+CONTROL_BUT_LINES = _ranges([c for c in _REFUSED if c not in (0x09, 0x0A, 0x0D)])
+# Unicode White_Space outside the refused characters: a value of only these is blank.
+BLANK = r" \xa0\u1680\u2000-\u200a\u202f\u205f\u3000"
+REFUSED_RULE = (
+    "No control (Unicode Cc), format (Cf, e.g. zero-width or bidi characters) or line/"
+    "paragraph separator (Zl, Zp) characters."
+)
 
 TEXT_PATTERN = rf"[^{CONTROL}]*"
 REQUIRED_TEXT_PATTERN = rf"[^{CONTROL}]*[^{CONTROL}{BLANK}][^{CONTROL}]*"
@@ -58,13 +94,35 @@ EMAIL_PATTERN = rf"{_EMAIL_PART}@{_EMAIL_PART}\.{_EMAIL_PART}"
 # payload turns it into a JSON number (payloads.py).
 MONEY_PATTERN = r"[0-9]{1,10}(\.[0-9]{1,2})?"
 
-CURRENCY_CODES = sorted(currency.alpha_3 for currency in pycountry.currencies)
+# ISO 4217 also codes things that are not money a buyer pays in; pycountry lists them
+# beside the currencies without telling them apart, so they are named here. An order in
+# one of them cannot be paid, refunded or settled (and XTS/XXX come from test data or a
+# missing value).
+NON_CURRENCY_CODES = frozenset(
+    {
+        # precious metals (one troy ounce)
+        "XAU", "XAG", "XPD", "XPT",
+        # testing, and "no currency involved"
+        "XTS", "XXX",
+        # bond-market and other units of account, not currencies of any country
+        "XBA", "XBB", "XBC", "XBD", "XDR", "XSU", "XUA", "XAD",
+        # funds codes (ISO 4217 "fund" entries: indexed units and same/next-day dollars)
+        "BOV", "CHE", "CHW", "CLF", "COU", "MXV", "USN", "USS", "UYI", "UYW",
+    }
+)  # fmt: skip
+CURRENCY_CODES = sorted(
+    currency.alpha_3
+    for currency in pycountry.currencies
+    if currency.alpha_3 not in NON_CURRENCY_CODES
+)
 COUNTRY_CODES_ALPHA3 = sorted(country.alpha_3 for country in pycountry.countries)
 COUNTRY_CODES_ALPHA2 = sorted(country.alpha_2 for country in pycountry.countries)
 
-TEXT_MESSAGE = "must not contain control characters"
-REQUIRED_TEXT_MESSAGE = "must not be blank or contain control characters"
-NOTES_MESSAGE = "must not contain control characters other than tab and line breaks"
+TEXT_MESSAGE = "must not contain control, format or separator characters"
+REQUIRED_TEXT_MESSAGE = "must not be blank or contain control, format or separator characters"
+NOTES_MESSAGE = (
+    "must not contain control, format or separator characters other than tab and line breaks"
+)
 SEGMENT_MESSAGE = (
     "must be letters, digits and . _ ~ - only, starting with a letter or digit "
     "(it is used as a URL path segment)"
@@ -73,12 +131,19 @@ EMAIL_MESSAGE = "must be an e-mail address"
 MONEY_MESSAGE = 'must be a decimal string with at most 2 decimals, e.g. "12.50"'
 
 
+def _refused_astral(value: str) -> bool:
+    """A refused character above U+FFFF (the patterns list only the BMP's)."""
+    return any(
+        ord(char) > 0xFFFF and unicodedata.category(char) in _REFUSED_CATEGORIES for char in value
+    )
+
+
 def _matcher(pattern: str, message: str) -> Callable[[str], str]:
     compiled = re.compile(pattern)
 
     def check(value: str) -> str:
         # fullmatch: "$" in Python also matches before a trailing newline.
-        if not compiled.fullmatch(value):
+        if not compiled.fullmatch(value) or _refused_astral(value):
             raise ValueError(message)
         return value
 
@@ -93,7 +158,15 @@ def intake_text(
     min_length: int | None = None,
     description: str | None = None,
 ) -> Any:
-    """A string field whose rule is ``pattern``, in the document and in the validator."""
+    """A string field whose rule is ``pattern``, in the document and in the validator.
+
+    Every pattern but the URL segment's refuses the characters of ``REFUSED_RULE``; the
+    description says so (the pattern alone cannot name those above U+FFFF)."""
+    if pattern != SEGMENT_PATTERN:
+        rule = REFUSED_RULE
+        if pattern == NOTES_PATTERN:
+            rule += " Tab, line feed and carriage return are allowed."
+        description = f"{description} {rule}" if description else rule
     return Annotated[
         str,
         Field(
@@ -117,11 +190,11 @@ def _one_of(codes: list[str], what: str) -> Callable[[str], str]:
     return check
 
 
-def _code(codes: list[str], what: str) -> Any:
+def _code(codes: list[str], what: str, description: str = "") -> Any:
     return Annotated[
         str,
         AfterValidator(_one_of(codes, what)),
-        WithJsonSchema({"type": "string", "enum": codes, "description": what}),
+        WithJsonSchema({"type": "string", "enum": codes, "description": description or what}),
     ]
 
 
@@ -256,7 +329,13 @@ class OrderIn(_Strict):
     )
     sales_channel: intake_text(REQUIRED_TEXT_PATTERN, REQUIRED_TEXT_MESSAGE, max_length=64)
     purchase_date: DateTime
-    currency: _code(CURRENCY_CODES, "ISO 4217")
+    currency: _code(
+        CURRENCY_CODES,
+        "ISO 4217 currency",
+        "ISO 4217 currency code; the codes of precious metals (XAU, XAG, XPD, XPT), testing "
+        "(XTS), no currency (XXX), bond-market units and units of account (XBA-XBD, XDR, XSU, "
+        "XUA, XAD) and funds (BOV, CHE, CHW, CLF, COU, MXV, USN, USS, UYI, UYW) are refused",
+    )
     location: intake_text(max_length=128) | None = None
     customer: CustomerIn
     shipping_address: AddressIn

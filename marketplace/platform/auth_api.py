@@ -40,6 +40,30 @@ class PlatformDatabase:
     account_id: str
 
 
+def path_segment(value: object) -> str:
+    """One path segment, percent-quoted (``/``, ``?``, ``#`` and ``%`` included). Empty,
+    ``.`` and ``..`` are refused: a client or server that normalizes the path would go
+    up a level (``/accounts/../dbs`` reached ``/dbs``)."""
+    text = str(value)
+    if text in ("", ".", ".."):
+        raise ValueError("not a path segment")
+    return quote(text, safe="")
+
+
+def login_holder(username: str) -> str:
+    """The embargo holder (and request budget) of ``/login`` calls: not the API user's.
+
+    A 429 on ``/login`` (wrong codes, repeated starts) must not hold the API user's data
+    calls for every feed, and a 429 on data calls must not stop staff signing in."""
+    return f"api-login:{username}"
+
+
+def _login_transport(*, username: str, base_url: str | None) -> ApiKeyTransport:
+    transport = ApiKeyTransport(base_url=base_url, api_user=username)
+    transport.holder = login_holder(username)
+    return transport
+
+
 def _login_error(exc: PlatformRejected) -> PlatformRejected:
     if exc.status == 400:
         return LoginRefused(exc.message, status=exc.status, code=exc.code)
@@ -49,7 +73,7 @@ def _login_error(exc: PlatformRejected) -> PlatformRejected:
 @sensitive_variables("password")
 def login_start(*, username: str, password: str, base_url: str | None = None) -> str:
     """First step: the platform e-mails a code. Returns the platform's message."""
-    transport = ApiKeyTransport(base_url=base_url, api_user=username)
+    transport = _login_transport(username=username, base_url=base_url)
     body = {"username": username, "password": password, "method": "token"}
     try:
         data = transport.request(
@@ -68,7 +92,7 @@ def login_finish(
     *, username: str, password: str, code: str, token_name: str, base_url: str | None = None
 ) -> str:
     """Second step: the code for an API token (returned; the caller stores it encrypted)."""
-    transport = ApiKeyTransport(base_url=base_url, api_user=username)
+    transport = _login_transport(username=username, base_url=base_url)
     body = {
         "username": username,
         "password": password,
@@ -105,7 +129,7 @@ class AuthApi:
         ]
 
     def databases(self, *, account_id: str) -> list[PlatformDatabase]:
-        data = self.transport.request("GET", f"/accounts/{quote(str(account_id), safe='')}/dbs")
+        data = self.transport.request("GET", f"/accounts/{path_segment(account_id)}/dbs")
         if isinstance(data, dict) and isinstance(data.get("dbs"), list):
             data = data["dbs"]  # tolerate a wrapped list (additive change)
         if not isinstance(data, list):

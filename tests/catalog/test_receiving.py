@@ -30,7 +30,7 @@ def source(seller: Seller) -> CatalogSource:
         db_name="Alice products",
         feed_state=CatalogSource.FeedState.ACTIVE,
         export_id="5",
-        feed_key="key-abc",
+        feed_key="key-abc-0123456789abcdef",
         feed_username="feed-1",
         feed_password_hash=feed_password_hash(PASSWORD),
         compression="gzip",
@@ -52,7 +52,7 @@ def put(
     *,
     user: str = "feed-1",
     password: str = PASSWORD,
-    key: str = "key-abc",
+    key: str = "key-abc-0123456789abcdef",
     auth: bool = True,
 ) -> Any:
     headers = {}
@@ -87,7 +87,12 @@ def test_a_delivered_file_is_stored_answered_201_and_ingested(
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"password": "wrong"}, {"user": "feed-2"}, {"key": "unknown"}, {"auth": False}],
+    [
+        {"password": "wrong"},
+        {"user": "feed-2"},
+        {"key": "unknown-feed-0123456789a"},
+        {"auth": False},
+    ],
     ids=["wrong-password", "wrong-user", "unknown-feed", "no-credentials"],
 )
 def test_wrong_or_missing_credentials_are_refused_and_nothing_is_stored(
@@ -109,4 +114,33 @@ def test_a_removed_feed_no_longer_accepts_files(source: CatalogSource) -> None:
 
 
 def test_only_put_is_accepted(source: CatalogSource) -> None:
-    assert Client().get("/catalog/feeds/key-abc/catalog-1.csv.gz").status_code == 405
+    assert (
+        Client().get("/catalog/feeds/key-abc-0123456789abcdef/catalog-1.csv.gz").status_code == 405
+    )
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["%00", "key-abc-0123456789abcde%00", "key-abc-0123456789abcde", "key-abc-0123456789abcdefg"],
+    ids=["nul", "nul-at-the-end", "one-short", "one-long"],
+)
+def test_a_key_the_app_never_generates_is_404_before_any_query(
+    source: CatalogSource, key: str, django_assert_num_queries: Any
+) -> None:
+    # Given a feed URL whose key is not 24 characters of the token alphabet
+    with django_assert_num_queries(0):
+        response = put(b"x", key=key)
+    # Then 404, no traceback, nothing stored
+    assert response.status_code == 404
+    assert not FeedRun.objects.exists()
+
+
+def test_the_generated_key_matches_the_url_pattern() -> None:
+    from django.urls import reverse
+
+    from marketplace.catalog.url_keys import url_key_new
+
+    key = url_key_new()
+    assert reverse("catalog_feeds:receive_folder", kwargs={"feed_key": key}) == (
+        f"/catalog/feeds/{key}/"
+    )

@@ -48,7 +48,7 @@ def status_import(seller: Seller) -> StatusImport:
         source=source,
         state=StatusImport.State.ACTIVE,
         import_id="11",
-        status_key="the-status-key",
+        status_key="the-status-key-012345678",
         username=f"status-{seller.pk}",
         password_hash=status_password_hash(PASSWORD),
         join_key="id",
@@ -243,3 +243,34 @@ def test_every_rejected_sku_is_kept_beyond_the_runs_own_list_and_cleared_when_ac
     assert "SKU-000100" not in still  # accepted again
     assert "SKU-000101" not in still  # no longer in the feed
     assert len(still) == bad - 2
+
+
+@pytest.mark.parametrize(
+    "key", ["%00", "the-status-key-01234567%00", "the-status-key", "x" * 25], ids=str
+)
+def test_a_key_the_app_never_generates_is_404_before_any_query(
+    client: Client, status_import: StatusImport, key: str, django_assert_num_queries: Any
+) -> None:
+    with django_assert_num_queries(0):
+        response = client.get(
+            f"/catalog/status/{key}/listing-status.csv",
+            headers={"Authorization": right(status_import)},
+        )
+    assert response.status_code == 404
+    assert b"Traceback" not in response.content
+
+
+def test_head_answers_like_get_without_a_body(client: Client, status_import: StatusImport) -> None:
+    url = f"/catalog/status/{status_import.status_key}/listing-status.csv"
+    get = client.get(url, headers={"Authorization": right(status_import)})
+    head = client.head(url, headers={"Authorization": right(status_import)})
+    assert get.status_code == head.status_code == 200
+    assert head["Content-Type"] == get["Content-Type"]
+    assert head["Content-Disposition"] == get["Content-Disposition"]
+    assert head["Cache-Control"] == "no-store"
+    assert head.content == b""
+    # And HEAD asks for the credentials as GET does
+    refused = client.head(url)
+    assert refused.status_code == 401
+    assert refused["WWW-Authenticate"].startswith("Basic ")
+    assert client.head(url.replace(status_import.status_key, "y" * 24)).status_code == 404

@@ -4,6 +4,7 @@ idempotent creates, reads, the OpenAPI document and the management commands."""
 from __future__ import annotations
 
 import json
+import re
 from io import StringIO
 from typing import Any
 
@@ -319,9 +320,121 @@ def test_the_openapi_document_states_the_rules_the_validator_applies(api: Client
     assert price["type"] == "string"
     assert price["pattern"] == r"^[0-9]{1,10}(\.[0-9]{1,2})?$"
     assert order["properties"]["mp_order_number"]["pattern"] == r"^[A-Za-z0-9][A-Za-z0-9._~-]*$"
-    assert r"\x00" in order["properties"]["sales_channel"]["pattern"]
+    assert r"\u0000" in order["properties"]["sales_channel"]["pattern"]
     assert set(order["required"]) >= {
         "mp_order_number", "seller", "sales_channel", "purchase_date", "currency",
         "customer", "shipping_address", "order_lines",
     }  # fmt: skip
     assert order["additionalProperties"] is False
+
+
+# --- every error is JSON {"detail", "fields"}; Unicode format characters; non-currencies ---
+
+
+def _error_shape(response: Any, status: int) -> dict[str, Any]:
+    assert response.status_code == status, response.content
+    assert response["Content-Type"].startswith("application/json")
+    data = response.json()
+    assert set(data) == {"detail", "fields"}, data
+    assert isinstance(data["detail"], str)
+    assert data["detail"]
+    assert isinstance(data["fields"], dict)
+    return data
+
+
+def test_every_intake_error_is_json_with_detail_and_fields(
+    api: Client, seller: Any, api_key: str, quiet_broker: Any
+) -> None:
+    # 401: no key, a wrong key
+    _error_shape(post(Client(), URL, order_body()), 401)
+    _error_shape(Client(headers={"X-API-Key": "mpk_nope"}).get(f"{URL}/MP-1"), 401)
+    # 404: an unknown order, a path with an encoded slash, a path no route has
+    _error_shape(api.get(f"{URL}/MP-404"), 404)
+    _error_shape(api.get(f"{URL}/a%2Fb"), 404)
+    _error_shape(api.get("/api/intake/nothing-here"), 404)
+    _error_shape(Client().get("/api/intake/orders/a/b/c"), 404)
+    # 405: a method the path does not take, with the Allow header kept
+    not_allowed = api.put(URL, data="{}", content_type="application/json")
+    _error_shape(not_allowed, 405)
+    assert "POST" in not_allowed["Allow"]
+    _error_shape(api.delete(f"{URL}/MP-1"), 405)
+    # 400: a body that is not JSON names the body
+    unparsable = api.post(URL, data="{not json", content_type="application/json")
+    assert _error_shape(unparsable, 400)["fields"] == {"body": ["must be a JSON object"]}
+    # 409: an illegal transition
+    assert post(api, URL, order_body()).status_code == 201
+    _error_shape(post(api, f"{URL}/MP-1001/state", {"state": "PENDING"}), 409)
+    assert Order.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        ("customer.full_name", "\u200b\u200b\u200b"),  # only zero-width spaces
+        ("customer.full_name", "\u200d\ufeff"),  # a zero-width joiner and a BOM
+        ("order_lines.0.sku", "SKU-\u202e1-A"),  # a right-to-left override
+        ("order_lines.0.sku", "SKU\u2066-1\u2069"),  # bidi isolates
+        ("order_lines.0.product_name", "Red mug\u2028large"),  # line separator (Zl)
+        ("shipping_address.city", "Lon\u2029don"),  # paragraph separator (Zp)
+        ("sales_channel", "EU\u00ad"),  # soft hyphen (Cf)
+        ("customer.full_name", "Ada \U000e0041"),  # a tag character (Cf above U+FFFF)
+        ("delivery_notes", "porter\u2028"),  # notes keep tab and line breaks only
+        ("delivery_notes", "left\u202e"),
+    ],
+)
+def test_format_and_separator_characters_are_refused_like_control_characters(
+    api: Client, seller: Any, path: str, value: str
+) -> None:
+    body = order_body()
+    target: Any = body
+    *parents, leaf = path.split(".")
+    for part in parents:
+        target = target[int(part)] if part.isdigit() else target[part]
+    target[leaf] = value
+    response = post(api, URL, body)
+    _rejected(response, path)
+    assert "format or separator characters" in response.json()["fields"][path][0]
+
+
+def test_ordinary_letters_marks_and_emoji_are_still_text(
+    api: Client, seller: Any, quiet_broker: Any
+) -> None:
+    # Accents, non-Latin scripts, combining marks and an emoji (above U+FFFF) stay allowed
+    body = order_body()
+    body["customer"]["full_name"] = "Zoë Ŝmith 山田 अनु e\u0301 \U0001f600"
+    body["order_lines"][0]["product_name"] = "Mug \u00abRouge\u00bb"
+    response = post(api, URL, body)
+    assert response.status_code == 201, response.content
+    assert Order.objects.get().customer_full_name == body["customer"]["full_name"]
+
+
+@pytest.mark.parametrize(
+    "code", ["XXX", "XTS", "XAU", "XAG", "XPT", "XPD", "XDR", "XBA", "XSU", "XUA", "BOV", "USN"]
+)
+def test_iso_4217_codes_that_are_not_currencies_are_refused(
+    api: Client, seller: Any, code: str
+) -> None:
+    response = post(api, URL, order_body(currency=code))
+    _rejected(response, "currency")
+    assert response.json()["fields"]["currency"] == ["must be an ISO 4217 currency code"]
+
+
+def test_the_openapi_document_states_the_unicode_and_currency_rules(api: Client) -> None:
+    document = Client().get("/api/intake/openapi.json").json()
+    schemas = document["components"]["schemas"]
+    order = schemas["OrderIn"]
+    currency = order["properties"]["currency"]
+    assert "EUR" in currency["enum"]
+    for code in ("XXX", "XTS", "XAU", "XDR", "BOV"):
+        assert code not in currency["enum"]
+    assert "XXX" in currency["description"]
+    sales_channel = order["properties"]["sales_channel"]
+    # The document's pattern (read as a regex, as a client would) refuses them too
+    pattern = re.compile(sales_channel["pattern"])
+    assert pattern.fullmatch("EU web shop é 山")
+    for char in ("\x00", "\u200b", "\u202e", "\u2028", "\u2029", "\ufeff", "\u00ad"):
+        assert pattern.fullmatch(f"EU{char}") is None, repr(char)
+    assert "format (Cf" in sales_channel["description"]
+    notes = order["properties"]["delivery_notes"]
+    assert "Tab, line feed and carriage return are allowed" in str(notes)
+    assert "405 a method" in document["info"]["description"]

@@ -116,3 +116,34 @@ def test_redaction_filter_covers_token_shapes_we_handle() -> None:
     cleaned = redact(line)
     for secret in ("rt_abc", "s3cr3t", "c0de", "at_xyz", "rt_def"):
         assert secret not in cleaned
+
+
+def test_the_oauth_state_in_a_logged_callback_url_is_redacted() -> None:
+    import logging
+
+    from marketplace.log_redaction import RedactSecretsFilter
+
+    # Given the web server's access line for the OAuth callback
+    record = logging.LogRecord(
+        "django.server",
+        logging.INFO,
+        __file__,
+        1,
+        '"%s" %s %s',
+        ("GET /sellers/connection/callback/?code=c0de-1&state=st4te-xyz HTTP/1.1", "302", "0"),
+        None,
+    )
+    # When the redaction filter passes it on
+    assert RedactSecretsFilter().filter(record) is True
+    message = record.getMessage()
+    # Then neither the code nor the state is in the line, and the rest still is
+    assert "c0de-1" not in message
+    assert "st4te-xyz" not in message
+    assert "?code=[REDACTED]&state=[REDACTED] HTTP/1.1" in message
+    assert '" 302 0' in message
+    # A state outside a query string (an order's, a connection's) is no secret
+    assert redact('{"state": "shipped"}') == '{"state": "shipped"}'
+    assert redact("<PlatformApiAccess state=active>") == "<PlatformApiAccess state=active>"
+    assert redact("/cb?state=s1&x=1 /cb?a=1&STATE=s2#f") == (
+        "/cb?state=[REDACTED]&x=1 /cb?a=1&STATE=[REDACTED]#f"
+    )
