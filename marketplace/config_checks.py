@@ -46,12 +46,20 @@ def production_email(*, raw_url: str, backend: str, name: str) -> None:
 
 
 # --- Production refuses development values -----------------------------------------------
-def development_values() -> dict[str, str]:
-    """The public development values (``_DEV_SECRETS`` of the settings): anyone can read
-    them in the repository, so a production process running with one has no secret."""
-    from marketplace.settings import _DEV_SECRETS
+# The development defaults of the settings' secrets. Anyone can read them in the
+# repository, so a production process running with one has no secret. They live here,
+# below the settings, so the settings and these checks share one copy.
+DEVELOPMENT_VALUES = {
+    "SECRET_KEY": "dev-only-insecure-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz",
+    "PLATFORM_CLIENT_ID": "demo-marketplace",
+    "PLATFORM_CLIENT_SECRET": "demo-marketplace-secret",
+    # Fernet key for development only; production supplies its own list.
+    "TOKEN_ENCRYPTION_KEYS": "ZGV2LW9ubHktdG9rZW4ta2V5LW5vdC1mb3ItcHJvZCE=",
+}
 
-    return dict(_DEV_SECRETS)
+
+def development_values() -> dict[str, str]:
+    return dict(DEVELOPMENT_VALUES)
 
 
 # .env.example marks every value to replace with this placeholder.

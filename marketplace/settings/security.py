@@ -7,18 +7,12 @@ from datetime import timedelta
 
 from django.core.exceptions import ImproperlyConfigured
 
-from marketplace.config_checks import fernet_keys, production_email
+from marketplace.config_checks import DEVELOPMENT_VALUES, fernet_keys, production_email
 from marketplace.settings.base import EMAIL_CONFIG, PRODUCTION, env
 
-# Development-only values. They are public (they are in this file), so production
-# refuses to start unless every one of them is set in the environment.
-_DEV_SECRETS = {
-    "SECRET_KEY": "dev-only-insecure-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz",
-    "PLATFORM_CLIENT_ID": "demo-marketplace",
-    "PLATFORM_CLIENT_SECRET": "demo-marketplace-secret",
-    # Fernet key for development only; production supplies its own list.
-    "TOKEN_ENCRYPTION_KEYS": "ZGV2LW9ubHktdG9rZW4ta2V5LW5vdC1mb3ItcHJvZCE=",
-}
+# Development-only values (public: they are in the repository), so production refuses
+# to start unless every one of them is set in the environment.
+_DEV_SECRETS = DEVELOPMENT_VALUES
 _REQUIRED_IN_PRODUCTION = (
     *_DEV_SECRETS,
     "EMAIL_URL",
