@@ -3,7 +3,6 @@ linked to their listing and flagged without one."""
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -12,35 +11,16 @@ from django.test import Client
 from marketplace.catalog.models import CatalogSource, FeedRun, Listing, PlatformApiAccess
 from marketplace.orders.intake_schema import OrderIn
 from marketplace.orders.services.intake import order_create
-from sellers import services as seller_services
 from sellers.models import Seller
+from tests.app_fixtures import signed_in
+from tests.factories import ListingFactory
 from tests.marketplace.conftest import order_body
 
 pytestmark = pytest.mark.django_db
 
 
 def listing(seller: Seller, sku: str, *, active: bool = True, title: str = "") -> Listing:
-    return Listing.objects.create(
-        seller=seller,
-        sku=sku,
-        title=title or f"Title {sku}",
-        price=Decimal("9.99"),
-        quantity=3,
-        active=active,
-    )
-
-
-@pytest.fixture
-def other_seller(db: Any) -> Seller:
-    return seller_services.seller_create(
-        username="bob", password="bob-pass-123", display_name="Bob's Shop"
-    )
-
-
-def signed_in(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+    return ListingFactory(seller=seller, sku=sku, title=title or f"Title {sku}", active=active)
 
 
 def test_staff_pages_are_for_staff_only(seller: Seller, staff_user: Any) -> None:

@@ -37,16 +37,6 @@ def source(seller: Seller) -> CatalogSource:
     )
 
 
-@pytest.fixture
-def eager(settings: Any) -> Any:
-    from marketplace.celery import app
-
-    previous = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = previous
-
-
 def put(
     body: bytes,
     *,
@@ -69,7 +59,10 @@ def put(
 
 
 def test_a_delivered_file_is_stored_answered_201_and_ingested(
-    source: CatalogSource, eager: None, feed_folder: Path, django_capture_on_commit_callbacks: Any
+    source: CatalogSource,
+    eager_tasks: None,
+    feed_folder: Path,
+    django_capture_on_commit_callbacks: Any,
 ) -> None:
     body = gzipped(csv_bytes(product_row(n) for n in range(1, 11)))
 

@@ -13,9 +13,8 @@ from marketplace.orders.intake_schema import OrderIn
 from marketplace.orders.models import Order, OrderSync, SellerPullState, Shipment, SyncEvent
 from marketplace.orders.services.intake import order_create
 from sellers.models import ConnectionEvent, PlatformConnection, Seller
-from tests.dashboard.conftest import PLATFORM_SELLER, connect
+from tests.app_fixtures import PLATFORM_SELLER, Platform
 from tests.marketplace.conftest import order_body
-from tests.sandbox_process import SandboxProcess
 
 # Real tasks run on commit (eager), so the database must really commit.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -33,16 +32,14 @@ def sync_status(order: Order) -> str:
 
 
 @pytest.fixture
-def failing_order(
-    platform: SandboxProcess, seller: Seller, eager_tasks: None, settings: Any
-) -> Order:
+def failing_order(platform: Platform, seller: Seller, eager_tasks: None, settings: Any) -> Order:
     """An order whose push really failed at the sandbox (500s, one attempt allowed)."""
     settings.PUSH_MAX_FAILURES = 1
-    connect(platform, seller)
-    platform.set_faults(endpoint="put_order", kind="500")
+    platform.connect(seller)
+    platform.sandbox.set_faults(endpoint="put_order", kind="500")
     order = place("MP-D1", seller)
     assert sync_status(order) == "failed"
-    platform.clear_faults()
+    platform.sandbox.clear_faults()
     return order
 
 
@@ -65,13 +62,13 @@ def test_an_action_without_csrf_token_is_refused(failing_order: Order, staff_use
 
 
 def test_retry_pushes_a_failed_order_and_records_who(
-    failing_order: Order, platform: SandboxProcess, staff_client: Client, staff_user: Any
+    failing_order: Order, platform: Platform, staff_client: Client, staff_user: Any
 ) -> None:
     response = staff_client.post(
         f"/dashboard/orders/{failing_order.id}/retry/", {"confirmed": "yes"}, follow=True
     )
     assert sync_status(failing_order) == "synced"
-    assert platform.order("MP-D1")["marketplace_state"] == "AWAITING_SHIPMENT"
+    assert platform.sandbox.order("MP-D1")["marketplace_state"] == "AWAITING_SHIPMENT"
     assert "Pushed: the platform has the current version" in response.content.decode()
     retry = SyncEvent.objects.get(order=failing_order, kind=SyncEvent.Kind.ADMIN_RETRY)
     assert retry.actor == "staff"
@@ -81,12 +78,12 @@ def test_retry_pushes_a_failed_order_and_records_who(
 
 
 def test_retry_all_failed_pushes_of_a_seller(
-    failing_order: Order, platform: SandboxProcess, seller: Seller, staff_client: Client
+    failing_order: Order, platform: Platform, seller: Seller, staff_client: Client
 ) -> None:
-    platform.set_faults(endpoint="put_order", kind="500")
+    platform.sandbox.set_faults(endpoint="put_order", kind="500")
     second = place("MP-D2", seller)
     assert sync_status(second) == "failed"
-    platform.clear_faults()
+    platform.sandbox.clear_faults()
     response = staff_client.post(
         f"/dashboard/sellers/{seller.id}/retry-failed/", {"confirmed": "yes"}, follow=True
     )
@@ -95,9 +92,9 @@ def test_retry_all_failed_pushes_of_a_seller(
 
 
 def test_refresh_now_refreshes_the_token(
-    platform: SandboxProcess, seller: Seller, staff_client: Client
+    platform: Platform, seller: Seller, staff_client: Client
 ) -> None:
-    before = connect(platform, seller).generation
+    before = platform.connect(seller).generation
     response = staff_client.post(
         f"/dashboard/sellers/{seller.id}/refresh/", {"confirmed": "yes"}, follow=True
     )
@@ -108,10 +105,10 @@ def test_refresh_now_refreshes_the_token(
 
 
 def test_refresh_of_a_revoked_grant_marks_the_seller_for_reauthorization(
-    platform: SandboxProcess, seller: Seller, staff_client: Client
+    platform: Platform, seller: Seller, staff_client: Client
 ) -> None:
-    connect(platform, seller)
-    platform.revoke(PLATFORM_SELLER)
+    platform.connect(seller)
+    platform.sandbox.revoke(PLATFORM_SELLER)
     response = staff_client.post(
         f"/dashboard/sellers/{seller.id}/refresh/", {"confirmed": "yes"}, follow=True
     )
@@ -121,12 +118,12 @@ def test_refresh_of_a_revoked_grant_marks_the_seller_for_reauthorization(
 
 
 def test_pull_now_reads_the_sellers_fulfillment(
-    platform: SandboxProcess, seller: Seller, staff_client: Client, eager_tasks: None
+    platform: Platform, seller: Seller, staff_client: Client, eager_tasks: None
 ) -> None:
-    connect(platform, seller)
+    platform.connect(seller)
     order = place("MP-D3", seller)
     assert sync_status(order) == "synced"
-    platform.ship("MP-D3")
+    platform.sandbox.ship("MP-D3")
     response = staff_client.post(
         f"/dashboard/sellers/{seller.id}/pull/", {"confirmed": "yes"}, follow=True
     )
@@ -146,9 +143,9 @@ def test_pull_now_of_a_seller_without_connection_says_why(
 
 
 def test_disconnect_records_the_staff_member(
-    platform: SandboxProcess, seller: Seller, staff_client: Client, staff_user: Any
+    platform: Platform, seller: Seller, staff_client: Client, staff_user: Any
 ) -> None:
-    connect(platform, seller)
+    platform.connect(seller)
     response = staff_client.post(
         f"/dashboard/sellers/{seller.id}/disconnect/", {"confirmed": "yes"}, follow=True
     )

@@ -22,7 +22,7 @@ from marketplace.platform.errors import (
     retry_after_seconds,
 )
 from marketplace.platform.models import PlatformCall
-from tests.sellers.conftest import CLIENT_ID, CLIENT_SECRET, Platform
+from tests.app_fixtures import CLIENT_ID, CLIENT_SECRET, Platform
 
 pytestmark = pytest.mark.django_db
 

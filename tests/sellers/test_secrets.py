@@ -19,7 +19,7 @@ from marketplace.platform.models import PlatformCall
 from sellers import services, vault
 from sellers.errors import ReauthorizationRequired
 from sellers.models import ConnectionEvent, PlatformConnection, Seller
-from tests.sellers.conftest import CLIENT_SECRET, PLATFORM_SELLER, Platform
+from tests.app_fixtures import CLIENT_SECRET, PLATFORM_SELLER, Platform
 
 pytestmark = pytest.mark.django_db
 

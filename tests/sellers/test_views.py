@@ -8,15 +8,9 @@ from django.test import Client
 from django.urls import reverse
 
 from sellers.models import ConnectionEvent, PlatformConnection, Seller
-from tests.sellers.conftest import PLATFORM_SELLER_B, Platform, connect_via_sandbox
+from tests.app_fixtures import PLATFORM_SELLER_B, Platform, signed_in
 
 pytestmark = pytest.mark.django_db
-
-
-def signed_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.mark.parametrize("name", ["sellers:portal", "sellers:connection"])
@@ -66,7 +60,7 @@ def test_connection_page_shows_state_expiries_and_buttons(
     assert (
         'id="connect-button"' in seller_client.get(reverse("sellers:connection")).content.decode()
     )
-    connection = connect_via_sandbox(platform, seller)
+    connection = platform.connect(seller)
     body = seller_client.get(reverse("sellers:connection")).content.decode()
     assert "Connected" in body
     assert f"{connection.access_token_expires_at:%Y-%m-%d %H:%M}" in body
@@ -81,8 +75,8 @@ def test_connection_page_shows_state_expiries_and_buttons(
 def test_seller_cannot_disconnect_another_sellers_connection(
     seller_client: Client, seller: Seller, other_seller: Seller, platform: Platform
 ) -> None:
-    bobs = connect_via_sandbox(platform, other_seller, who=PLATFORM_SELLER_B)
-    connect_via_sandbox(platform, seller)
+    bobs = platform.connect(other_seller, who=PLATFORM_SELLER_B)
+    platform.connect(seller)
 
     response = seller_client.post(reverse("sellers:disconnect"), {"connection_id": bobs.id})
 
@@ -94,7 +88,7 @@ def test_seller_cannot_disconnect_another_sellers_connection(
 def test_seller_disconnects_own_connection(
     seller_client: Client, seller: Seller, platform: Platform
 ) -> None:
-    connection = connect_via_sandbox(platform, seller)
+    connection = platform.connect(seller)
     # The first POST (no JavaScript confirm) only asks
     response = seller_client.post(reverse("sellers:disconnect"), {"connection_id": connection.id})
     assert "Disconnect from the platform?" in response.content.decode()
@@ -113,7 +107,7 @@ def test_seller_disconnects_own_connection(
 
 
 def test_disconnect_needs_post_and_csrf(seller: Seller, platform: Platform) -> None:
-    connection = connect_via_sandbox(platform, seller)
+    connection = platform.connect(seller)
     client = Client(enforce_csrf_checks=True)
     client.force_login(seller.user)
     assert client.get(reverse("sellers:disconnect")).status_code == 405
@@ -131,7 +125,7 @@ def test_admin_is_staff_only(seller_client: Client) -> None:
 def test_admin_shows_expiry_and_fingerprint_but_no_token(
     staff_user, seller: Seller, platform: Platform
 ) -> None:
-    connection = connect_via_sandbox(platform, seller)
+    connection = platform.connect(seller)
     client = signed_in(staff_user)
     for url in (
         reverse("admin:sellers_platformconnection_changelist"),
@@ -153,7 +147,7 @@ def test_admin_shows_expiry_and_fingerprint_but_no_token(
 def test_admin_action_disconnects_with_staff_as_actor(
     staff_user, seller: Seller, platform: Platform
 ) -> None:
-    connection = connect_via_sandbox(platform, seller)
+    connection = platform.connect(seller)
     signed_in(staff_user).post(
         reverse("admin:sellers_platformconnection_changelist"),
         {"action": "disconnect_selected", "_selected_action": [connection.id]},
