@@ -75,6 +75,16 @@ def signed_in(user: Any) -> Client:
     return client
 
 
+def page_text(response: Any, status: int = 200) -> str:
+    """The page's text, once its status is the expected one (a 404 page contains no secret
+    and no seller's name either: a "not in" assertion alone passes on it)."""
+    assert response.status_code == status, (
+        f"{response.request['REQUEST_METHOD']} {response.request['PATH_INFO']} answered "
+        f"{response.status_code}, expected {status}"
+    )
+    return response.content.decode()
+
+
 @pytest.fixture
 def staff_client(staff_user: Any) -> Client:
     return signed_in(staff_user)

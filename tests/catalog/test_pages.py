@@ -12,7 +12,7 @@ from marketplace.catalog.models import CatalogSource, FeedRun, Listing, Platform
 from marketplace.orders.intake_schema import OrderIn
 from marketplace.orders.services.intake import order_create
 from sellers.models import Seller
-from tests.app_fixtures import signed_in
+from tests.app_fixtures import page_text, signed_in
 from tests.factories import ListingFactory
 from tests.marketplace.conftest import order_body
 
@@ -30,9 +30,12 @@ def test_staff_pages_are_for_staff_only(seller: Seller, staff_user: Any) -> None
         "/dashboard/catalog/api-access/",
         f"/dashboard/catalog/sellers/{seller.pk}/",
     ):
-        assert seller_client.get(url).status_code == 403
-        assert signed_in(staff_user).get(url).status_code == 200
-    assert Client().get("/dashboard/catalog/api-access/").status_code == 302
+        refused = page_text(seller_client.get(url), status=403)
+        assert "This page is for marketplace staff" in refused, url
+        assert 'href="/dashboard/sellers/"' in page_text(signed_in(staff_user).get(url)), url
+    anonymous = Client().get("/dashboard/catalog/api-access/")
+    assert anonymous.status_code == 302
+    assert anonymous["Location"].startswith("/sellers/login/?next=")
 
 
 def test_the_portal_lists_only_the_sellers_own_listings_with_search_and_filter(
@@ -43,19 +46,22 @@ def test_the_portal_lists_only_the_sellers_own_listings_with_search_and_filter(
     listing(other_seller, "B-SECRET")
     client = signed_in(seller.user)
 
-    page = client.get("/sellers/catalog/").content.decode()
+    page = page_text(client.get("/sellers/catalog/"))
     assert "A-000" in page
     assert "B-SECRET" not in page
     assert "Page 1 of 2" in page
     assert "40 active and 20 inactive" in page
 
-    found = client.get("/sellers/catalog/?q=red+mug").content.decode()
+    found = page_text(client.get("/sellers/catalog/?q=red+mug"))
     assert found.count("Red mug") == 5
-    inactive = client.get("/sellers/catalog/?status=inactive").content.decode()
+    inactive = page_text(client.get("/sellers/catalog/?status=inactive"))
     assert "A-000" in inactive
     assert "A-001" not in inactive
     other = Listing.objects.get(sku="B-SECRET")
-    assert client.get(f"/sellers/catalog/listings/{other.pk}/").status_code == 404
+    not_found = page_text(client.get(f"/sellers/catalog/listings/{other.pk}/"), status=404)
+    assert "B-SECRET" not in not_found
+    own = Listing.objects.get(sku="A-001")
+    assert "A-001" in page_text(client.get(f"/sellers/catalog/listings/{own.pk}/"))
 
 
 def test_the_portal_says_which_database_feeds_the_catalog(seller: Seller) -> None:

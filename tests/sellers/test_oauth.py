@@ -15,6 +15,7 @@ from requests.adapters import BaseAdapter
 from marketplace.platform import oauth
 from marketplace.platform.errors import (
     PlatformAuthError,
+    PlatformError,
     PlatformMalformedResponse,
     PlatformRateLimited,
     PlatformRejected,
@@ -196,7 +197,7 @@ def test_error_reports_of_failed_token_calls_show_no_secret(fake, settings, stat
     ):
         try:
             call()
-        except Exception:
+        except PlatformError:
             exc_type, exc, tb = sys.exc_info()
             # From the token function down: the test's own frame holds the secrets.
             report = ExceptionReporter(None, exc_type, exc, tb.tb_next.tb_next).get_traceback_text()

@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils.html import escape
 
 from sellers.models import ConnectionEvent, PlatformConnection, Seller
-from tests.app_fixtures import PLATFORM_SELLER_B, Platform, signed_in
+from tests.app_fixtures import PLATFORM_SELLER_B, Platform, page_text, signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -48,7 +49,7 @@ def test_sign_in_page_signs_a_seller_in_and_out(seller: Seller) -> None:
 
 
 def test_portal_has_an_orders_section_with_empty_state(seller_client: Client) -> None:
-    body = seller_client.get(reverse("sellers:portal")).content.decode()
+    body = page_text(seller_client.get(reverse("sellers:portal")))
     assert 'id="orders"' in body
     assert "No orders yet." in body
     assert "Not connected" in body
@@ -57,11 +58,9 @@ def test_portal_has_an_orders_section_with_empty_state(seller_client: Client) ->
 def test_connection_page_shows_state_expiries_and_buttons(
     seller_client: Client, seller: Seller, platform: Platform
 ) -> None:
-    assert (
-        'id="connect-button"' in seller_client.get(reverse("sellers:connection")).content.decode()
-    )
+    assert 'id="connect-button"' in page_text(seller_client.get(reverse("sellers:connection")))
     connection = platform.connect(seller)
-    body = seller_client.get(reverse("sellers:connection")).content.decode()
+    body = page_text(seller_client.get(reverse("sellers:connection")))
     assert "Connected" in body
     assert f"{connection.access_token_expires_at:%Y-%m-%d %H:%M}" in body
     assert f"{connection.refresh_token_expires_at:%Y-%m-%d %H:%M}" in body
@@ -80,7 +79,7 @@ def test_seller_cannot_disconnect_another_sellers_connection(
 
     response = seller_client.post(reverse("sellers:disconnect"), {"connection_id": bobs.id})
 
-    assert response.status_code == 404
+    assert "Not Found" in page_text(response, status=404)
     assert PlatformConnection.objects.get(id=bobs.id).state == "connected"
     assert PlatformConnection.objects.get(seller=seller).state == "connected"
 
@@ -91,7 +90,7 @@ def test_seller_disconnects_own_connection(
     connection = platform.connect(seller)
     # The first POST (no JavaScript confirm) only asks
     response = seller_client.post(reverse("sellers:disconnect"), {"connection_id": connection.id})
-    assert "Disconnect from the platform?" in response.content.decode()
+    assert "Disconnect from the platform?" in page_text(response)
     assert PlatformConnection.objects.get(id=connection.id).state == "connected"
     response = seller_client.post(
         reverse("sellers:disconnect"),
@@ -112,7 +111,7 @@ def test_disconnect_needs_post_and_csrf(seller: Seller, platform: Platform) -> N
     client.force_login(seller.user)
     assert client.get(reverse("sellers:disconnect")).status_code == 405
     response = client.post(reverse("sellers:disconnect"), {"connection_id": connection.id})
-    assert response.status_code == 403
+    assert "CSRF verification failed" in page_text(response, status=403)
     assert PlatformConnection.objects.get(id=connection.id).state == "connected"
 
 
@@ -127,19 +126,25 @@ def test_admin_shows_expiry_and_fingerprint_but_no_token(
 ) -> None:
     connection = platform.connect(seller)
     client = signed_in(staff_user)
-    for url in (
-        reverse("admin:sellers_platformconnection_changelist"),
-        reverse("admin:sellers_platformconnection_change", args=[connection.id]),
-        reverse("admin:sellers_connectionevent_changelist"),
-        reverse("admin:sellers_seller_changelist"),
+    # Each page really lists this seller's rows (a 404 or an empty list shows no token either).
+    for url, shown in (
+        (reverse("admin:sellers_platformconnection_changelist"), f"{seller.id}: Connected"),
+        (
+            reverse("admin:sellers_platformconnection_change", args=[connection.id]),
+            connection.refresh_token_fingerprint,
+        ),
+        (reverse("admin:sellers_connectionevent_changelist"), "Connected for the first time"),
+        (reverse("admin:sellers_seller_changelist"), escape(seller.display_name)),
     ):
-        body = client.get(url).content.decode()
+        body = page_text(client.get(url))
+        assert shown in body, url
         assert connection.access_token not in body
         assert connection.refresh_token not in body
         assert connection.access_token_ciphertext not in body
-    detail = client.get(
-        reverse("admin:sellers_platformconnection_change", args=[connection.id])
-    ).content.decode()
+        assert connection.refresh_token_ciphertext not in body
+    detail = page_text(
+        client.get(reverse("admin:sellers_platformconnection_change", args=[connection.id]))
+    )
     assert connection.access_token_fingerprint in detail
     assert "Access token expires at" in detail
 
@@ -148,10 +153,11 @@ def test_admin_action_disconnects_with_staff_as_actor(
     staff_user, seller: Seller, platform: Platform
 ) -> None:
     connection = platform.connect(seller)
-    signed_in(staff_user).post(
+    response = signed_in(staff_user).post(
         reverse("admin:sellers_platformconnection_changelist"),
         {"action": "disconnect_selected", "_selected_action": [connection.id]},
     )
+    assert response.status_code == 302
     connection.refresh_from_db()
     assert connection.state == "disconnected"
     assert ConnectionEvent.objects.filter(seller=seller).first().actor == staff_user
