@@ -98,21 +98,21 @@ class PlatformConnectionFactory(DjangoModelFactory):
 
         needs_reauth = factory.Trait(
             state=PlatformConnection.State.NEEDS_REAUTH,
-            access_token="",
-            refresh_token="",
+            access_token_ciphertext="",
+            refresh_token_ciphertext="",
             last_error="invalid_grant: the refresh token was revoked",
             generation=2,
         )
         disconnected = factory.Trait(
             state=PlatformConnection.State.DISCONNECTED,
-            access_token="",
-            refresh_token="",
+            access_token_ciphertext="",
+            refresh_token_ciphertext="",
             generation=2,
         )
         not_connected = factory.Trait(
             state=PlatformConnection.State.NOT_CONNECTED,
-            access_token="",
-            refresh_token="",
+            access_token_ciphertext="",
+            refresh_token_ciphertext="",
             access_token_expires_at=None,
             refresh_token_expires_at=None,
             connected_at=None,
@@ -179,13 +179,15 @@ class OrderFactory(DjangoModelFactory):
 
     @factory.post_generation
     def lines(order: Order, create: bool, extracted: int | None, **kwargs: Any) -> None:
+        if not create:  # build(): an unsaved order cannot own rows
+            return
         count = 2 if extracted is None else extracted
         for n in range(1, count + 1):
             OrderLineFactory.create(order=order, mp_line_number=str(n), **kwargs)
 
     @factory.post_generation
     def sync(order: Order, create: bool, extracted: bool | None, **kwargs: Any) -> None:
-        if extracted:
+        if create and extracted:
             OrderSync.objects.create(order=order, **kwargs)
 
 
@@ -213,6 +215,4 @@ class CatalogSourceFactory(DjangoModelFactory):
 
     seller = factory.SubFactory(SellerFactory)
     account_id = "1"
-    account_name = "Alice Platform Account"
     db_id = "1"
-    db_name = "Alice products"

@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from marketplace.catalog.models import CatalogSource, FeedRun, Listing, PlatformApiAccess
+from marketplace.catalog.models import FeedRun, Listing, PlatformApiAccess
 from marketplace.orders.intake_schema import OrderIn
 from marketplace.orders.services.intake import order_create
 from sellers.models import Seller
 from tests.app_fixtures import page_text, signed_in
-from tests.factories import ListingFactory
+from tests.factories import CatalogSourceFactory, ListingFactory
 from tests.marketplace.conftest import order_body
 
 pytestmark = pytest.mark.django_db
@@ -70,7 +70,7 @@ def test_the_portal_says_which_database_feeds_the_catalog(seller: Seller) -> Non
         "No platform database feeds your catalog yet"
         in client.get("/sellers/catalog/").content.decode()
     )
-    CatalogSource.objects.create(
+    CatalogSourceFactory(
         seller=seller,
         account_id="1",
         account_name="Demo Seller",

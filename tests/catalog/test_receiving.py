@@ -14,6 +14,7 @@ from marketplace.catalog.feeds import feed_password_hash
 from marketplace.catalog.models import CatalogSource, FeedRun, Listing
 from sellers.models import Seller
 from tests.catalog.feed_files import csv_bytes, gzipped, product_row
+from tests.factories import CatalogSourceFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +23,7 @@ PASSWORD = "feed-password-for-tests-0123456789"
 
 @pytest.fixture
 def source(seller: Seller) -> CatalogSource:
-    return CatalogSource.objects.create(
+    return CatalogSourceFactory(
         seller=seller,
         account_id="7",
         account_name="Alice",

@@ -23,7 +23,7 @@ from marketplace.catalog.models import CatalogSource, FeedRun, Listing, Rejected
 from marketplace.catalog.status_file import status_password_hash
 from sellers.models import Seller
 from tests.catalog.feed_files import csv_bytes, product_row
-from tests.factories import ListingFactory, SellerFactory
+from tests.factories import CatalogSourceFactory, ListingFactory, SellerFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -36,7 +36,7 @@ EXACT_HEADER = (
 
 @pytest.fixture
 def status_import(seller: Seller) -> StatusImport:
-    source = CatalogSource.objects.create(
+    source = CatalogSourceFactory(
         seller=seller,
         account_id="1",
         db_id="7",

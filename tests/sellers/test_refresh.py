@@ -20,6 +20,7 @@ from sellers.errors import (
 )
 from sellers.models import ConnectionEvent, PlatformConnection, Seller
 from tests.app_fixtures import PLATFORM_SELLER, Platform
+from tests.factories import PlatformConnectionFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -210,7 +211,7 @@ def test_access_token_refreshes_inside_the_leeway_only(seller: Seller, platform:
 
 
 def test_access_token_of_an_unconnected_connection_raises_not_live(seller: Seller) -> None:
-    connection = PlatformConnection.objects.create(seller=seller)
+    connection = PlatformConnectionFactory(seller=seller, not_connected=True)
     with pytest.raises(ConnectionNotLive):
         services.connection_access_token(connection_id=connection.id)
     with pytest.raises(ConnectionNotLive):

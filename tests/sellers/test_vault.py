@@ -15,6 +15,7 @@ from sellers import services, vault
 from sellers.errors import VaultError
 from sellers.models import ConnectionEvent, PlatformConnection, Seller
 from tests.app_fixtures import Platform
+from tests.factories import PlatformConnectionFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -40,7 +41,7 @@ def test_rotate_token_keys_reencrypts_so_the_old_key_can_go(
     access, refresh = connection.access_token, connection.refresh_token
     old_key = settings.TOKEN_ENCRYPTION_KEYS[0]
     new_key = Fernet.generate_key().decode()
-    PlatformConnection.objects.create(seller=other_seller)  # no tokens: nothing to rotate
+    PlatformConnectionFactory(seller=other_seller, not_connected=True)  # nothing to rotate
 
     settings.TOKEN_ENCRYPTION_KEYS = [new_key, old_key]
     try:
