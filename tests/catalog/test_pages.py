@@ -66,9 +66,8 @@ def test_the_portal_lists_only_the_sellers_own_listings_with_search_and_filter(
 
 def test_the_portal_says_which_database_feeds_the_catalog(seller: Seller) -> None:
     client = signed_in(seller.user)
-    assert (
-        "No platform database feeds your catalog yet"
-        in client.get("/sellers/catalog/").content.decode()
+    assert "No platform database feeds your catalog yet" in page_text(
+        client.get("/sellers/catalog/")
     )
     CatalogSourceFactory(
         seller=seller,
@@ -78,7 +77,7 @@ def test_the_portal_says_which_database_feeds_the_catalog(seller: Seller) -> Non
         db_name="Demo Seller products",
     )
 
-    page = client.get("/sellers/catalog/").content.decode()
+    page = page_text(client.get("/sellers/catalog/"))
 
     assert "Demo Seller products" in page
 
@@ -89,8 +88,8 @@ def test_order_lines_link_to_their_listing_and_unlisted_skus_are_flagged(
     red = listing(seller, "SKU-RED")
     order, _ = order_create(data=OrderIn.model_validate(order_body("MP-L1", seller="alice")))
 
-    staff_page = signed_in(staff_user).get(f"/dashboard/orders/{order.pk}/").content.decode()
-    portal_page = signed_in(seller.user).get(f"/sellers/orders/{order.pk}/").content.decode()
+    staff_page = page_text(signed_in(staff_user).get(f"/dashboard/orders/{order.pk}/"))
+    portal_page = page_text(signed_in(seller.user).get(f"/sellers/orders/{order.pk}/"))
 
     assert f'href="/dashboard/catalog/listings/{red.pk}/"' in staff_page
     assert f'href="/sellers/catalog/listings/{red.pk}/"' in portal_page
@@ -113,7 +112,7 @@ def test_a_failed_run_shows_its_reason_and_staff_can_retry_it(
         rejected=1,
     )
     staff = signed_in(staff_user)
-    page = staff.get(f"/dashboard/catalog/runs/{run.pk}/").content.decode()
+    page = page_text(staff.get(f"/dashboard/catalog/runs/{run.pk}/"))
     assert "truncated or corrupt" in page
     assert "price -1 is negative" in page
     assert signed_in(seller.user).get(f"/sellers/catalog/runs/{run.pk}/").status_code == 200
@@ -128,6 +127,6 @@ def test_a_failed_run_shows_its_reason_and_staff_can_retry_it(
 def test_the_overview_warns_staff_when_the_api_access_needs_sign_in(staff_user: Any) -> None:
     PlatformApiAccess.objects.create(pk=1, state="needs_sign_in", username="api")
 
-    page = signed_in(staff_user).get("/dashboard/").content.decode()
+    page = page_text(signed_in(staff_user).get("/dashboard/"))
 
     assert "Platform API access needs sign-in" in page

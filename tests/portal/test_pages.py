@@ -65,7 +65,7 @@ def test_staff_and_anonymous_do_not_get_the_portal(staff_client: Client, client:
 def test_order_list_shows_sync_status_tracking_links_and_problem_count(
     world: World, owner: Client
 ) -> None:
-    body = owner.get("/sellers/orders/").content.decode()
+    body = page_text(owner.get("/sellers/orders/"))
     assert (
         '<a href="https://www.ups.com/track?tracknum=1Z999AA10123456784" target="_blank" '
         'rel="noopener" class="tracking">1Z999AA10123456784</a>' in body
@@ -80,7 +80,7 @@ def test_order_list_shows_sync_status_tracking_links_and_problem_count(
 
 def test_order_detail_explains_problems_in_plain_words(world: World, owner: Client) -> None:
     order = own_orders(world)[0]
-    body = owner.get(f"/sellers/orders/{order.id}/").content.decode()
+    body = page_text(owner.get(f"/sellers/orders/{order.id}/"))
     assert "Tracking number not valid" in body
     assert "What to do:" in body
     assert "carrier&#x27;s label" in body
@@ -91,14 +91,14 @@ def test_order_detail_explains_problems_in_plain_words(world: World, owner: Clie
 def test_resolved_problems_are_not_shown_as_to_fix(world: World, owner: Client) -> None:
     order = own_orders(world)[0]
     ValidationProblem.objects.filter(order=order).update(resolved_at=order.created_at)
-    body = owner.get(f"/sellers/orders/{order.id}/").content.decode()
+    body = page_text(owner.get(f"/sellers/orders/{order.id}/"))
     assert "Nothing to fix" in body
 
 
 def test_unknown_problem_code_gets_a_generic_explanation(world: World, owner: Client) -> None:
     order = own_orders(world)[0]
     ValidationProblem.objects.filter(order=order).update(code="SOMETHING_NEW")
-    body = owner.get(f"/sellers/orders/{order.id}/").content.decode()
+    body = page_text(owner.get(f"/sellers/orders/{order.id}/"))
     assert "Problem with this fulfillment" in body
 
 
@@ -111,11 +111,11 @@ def test_a_non_web_tracking_url_is_never_a_link(world: World, owner: Client) -> 
 
 
 def test_empty_state_and_search(seller: Seller, seller_client: Client, world: World) -> None:
-    assert "No orders yet." in seller_client.get("/sellers/orders/").content.decode()
-    assert "No order number contains" in seller_client.get("/sellers/orders/?q=x").content.decode()
+    assert "No orders yet." in page_text(seller_client.get("/sellers/orders/"))
+    assert "No order number contains" in page_text(seller_client.get("/sellers/orders/?q=x"))
 
 
 def test_seller_navigation_links_portal_orders_and_connection(owner: Client) -> None:
-    body = owner.get("/sellers/orders/").content.decode()
+    body = page_text(owner.get("/sellers/orders/"))
     for href in ('href="/sellers/"', 'href="/sellers/orders/"', 'href="/sellers/connection/"'):
         assert href in body
