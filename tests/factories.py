@@ -33,6 +33,7 @@ from factory.django import DjangoModelFactory
 
 from marketplace.catalog.models import CatalogSource, Listing
 from marketplace.orders.models import Order, OrderLine, OrderSync, SellerPullState
+from sellers import vault
 from sellers.models import PlatformConnection, Seller
 
 
@@ -88,7 +89,6 @@ class PlatformConnectionFactory(DjangoModelFactory):
 
     class Meta:
         model = PlatformConnection
-        exclude = ("now", "access_token", "refresh_token")
 
     class Params:
         now = factory.LazyFunction(timezone.now)
@@ -125,21 +125,15 @@ class PlatformConnectionFactory(DjangoModelFactory):
     seller = factory.SubFactory(SellerFactory)
     state = PlatformConnection.State.CONNECTED
     access_token_ciphertext = factory.LazyAttribute(
-        lambda c: _encrypt(c.access_token) if c.access_token else ""
+        lambda c: vault.token_encrypt(c.access_token) if c.access_token else ""
     )
     refresh_token_ciphertext = factory.LazyAttribute(
-        lambda c: _encrypt(c.refresh_token) if c.refresh_token else ""
+        lambda c: vault.token_encrypt(c.refresh_token) if c.refresh_token else ""
     )
     access_token_expires_at = factory.LazyAttribute(lambda c: c.now + timedelta(hours=1))
     refresh_token_expires_at = factory.LazyAttribute(lambda c: c.now + timedelta(days=365))
     connected_at = factory.LazyAttribute(lambda c: c.now - timedelta(days=3))
     generation = 1
-
-
-def _encrypt(token: str) -> str:
-    from sellers import vault
-
-    return vault.token_encrypt(token)
 
 
 class OrderLineFactory(DjangoModelFactory):
