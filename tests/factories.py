@@ -96,6 +96,8 @@ class PlatformConnectionFactory(DjangoModelFactory):
         access_token = factory.LazyFunction(lambda: _new_token("at"))
         refresh_token = factory.LazyFunction(lambda: _new_token("rt"))
 
+        # A trait cannot override a Params value (factory_boy resolves those first): the
+        # traits without a grant empty the ciphertext columns themselves.
         needs_reauth = factory.Trait(
             state=PlatformConnection.State.NEEDS_REAUTH,
             access_token_ciphertext="",
