@@ -1,5 +1,6 @@
-"""Fixtures of the catalog tests: a seller, feed storage in a temporary folder, and a
-helper that stores a file as a received run."""
+"""Fixtures of the catalog tests: feed storage in a temporary folder, a helper that stores a
+file as a received run, and the sandbox with a product database (personas, ``platform`` and
+``eager_tasks``: tests/app_fixtures.py)."""
 
 from __future__ import annotations
 
@@ -12,15 +13,9 @@ from django.core.files.base import ContentFile
 
 from marketplace.catalog.ingest import feed_storage
 from marketplace.catalog.models import FeedRun
-from sellers import services as seller_services
 from sellers.models import Seller
 from tests.catalog.platform import CatalogWorld, catalog_world_create
 from tests.sandbox_process import SandboxProcess
-
-
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture(autouse=True)
@@ -35,13 +30,6 @@ def feed_folder(settings: Any, tmp_path: Path) -> Path:
         },
     }
     return folder
-
-
-@pytest.fixture
-def seller(db: Any) -> Seller:
-    return seller_services.seller_create(
-        username="alice", password="alice-pass-123", display_name="Alice's Shop"
-    )
 
 
 @pytest.fixture
@@ -66,14 +54,3 @@ def world(sandbox: SandboxProcess, settings: Any, live_server: Any) -> CatalogWo
     listing-status file from it."""
     settings.APP_BASE_URL = live_server.url
     return catalog_world_create(sandbox, settings)
-
-
-@pytest.fixture
-def eager() -> Any:
-    """Celery tasks run at once, in the caller (ingestion after a delivery)."""
-    from marketplace.celery import app
-
-    previous = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = previous

@@ -37,7 +37,7 @@ def staff_api_sign_in(page: Page, base: str, world: Any, *, code: str | None = N
 
 
 def test_staff_set_up_a_sellers_catalog_feed_and_the_seller_sees_the_listings(
-    page: Page, live_server: Any, world: Any, seller: Seller, staff_user: Any, eager: None
+    page: Page, live_server: Any, world: Any, seller: Seller, staff_user: Any, eager_tasks: None
 ) -> None:
     base = live_server.url
     sign_in(page, base, "staff", "staff-pass-123")

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.browser
 
 
 def test_the_sellers_staff_page_shows_the_feed_and_the_import_with_schedules_and_last_runs(
-    page: Page, live_server: Any, world: Any, seller: Seller, staff_user: Any, eager: None
+    page: Page, live_server: Any, world: Any, seller: Seller, staff_user: Any, eager_tasks: None
 ) -> None:
     base = live_server.url
     api_sign_in(world, staff_user)

@@ -29,7 +29,7 @@ def finished_run(seller: Seller, after: int = 0) -> FeedRun | None:
 
 
 def test_listing_ids_statuses_and_reasons_reach_the_sellers_rows_at_the_platform(
-    world: CatalogWorld, seller: Seller, staff_user: Any, eager: None
+    world: CatalogWorld, seller: Seller, staff_user: Any, eager_tasks: None
 ) -> None:
     # Given Alice's five products and a sixth whose price is wrong, and a seventh product
     # that is listed now and wrong in the next feed

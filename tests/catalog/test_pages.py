@@ -3,44 +3,24 @@ linked to their listing and flagged without one."""
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 
 import pytest
 from django.test import Client
 
-from marketplace.catalog.models import CatalogSource, FeedRun, Listing, PlatformApiAccess
+from marketplace.catalog.models import FeedRun, Listing, PlatformApiAccess
 from marketplace.orders.intake_schema import OrderIn
 from marketplace.orders.services.intake import order_create
-from sellers import services as seller_services
 from sellers.models import Seller
+from tests.app_fixtures import page_text, signed_in
+from tests.factories import CatalogSourceFactory, ListingFactory
 from tests.marketplace.conftest import order_body
 
 pytestmark = pytest.mark.django_db
 
 
 def listing(seller: Seller, sku: str, *, active: bool = True, title: str = "") -> Listing:
-    return Listing.objects.create(
-        seller=seller,
-        sku=sku,
-        title=title or f"Title {sku}",
-        price=Decimal("9.99"),
-        quantity=3,
-        active=active,
-    )
-
-
-@pytest.fixture
-def other_seller(db: Any) -> Seller:
-    return seller_services.seller_create(
-        username="bob", password="bob-pass-123", display_name="Bob's Shop"
-    )
-
-
-def signed_in(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+    return ListingFactory(seller=seller, sku=sku, title=title or f"Title {sku}", active=active)
 
 
 def test_staff_pages_are_for_staff_only(seller: Seller, staff_user: Any) -> None:
@@ -50,9 +30,12 @@ def test_staff_pages_are_for_staff_only(seller: Seller, staff_user: Any) -> None
         "/dashboard/catalog/api-access/",
         f"/dashboard/catalog/sellers/{seller.pk}/",
     ):
-        assert seller_client.get(url).status_code == 403
-        assert signed_in(staff_user).get(url).status_code == 200
-    assert Client().get("/dashboard/catalog/api-access/").status_code == 302
+        refused = page_text(seller_client.get(url), status=403)
+        assert "This page is for marketplace staff" in refused, url
+        assert 'href="/dashboard/sellers/"' in page_text(signed_in(staff_user).get(url)), url
+    anonymous = Client().get("/dashboard/catalog/api-access/")
+    assert anonymous.status_code == 302
+    assert anonymous["Location"].startswith("/sellers/login/?next=")
 
 
 def test_the_portal_lists_only_the_sellers_own_listings_with_search_and_filter(
@@ -63,28 +46,30 @@ def test_the_portal_lists_only_the_sellers_own_listings_with_search_and_filter(
     listing(other_seller, "B-SECRET")
     client = signed_in(seller.user)
 
-    page = client.get("/sellers/catalog/").content.decode()
+    page = page_text(client.get("/sellers/catalog/"))
     assert "A-000" in page
     assert "B-SECRET" not in page
     assert "Page 1 of 2" in page
     assert "40 active and 20 inactive" in page
 
-    found = client.get("/sellers/catalog/?q=red+mug").content.decode()
+    found = page_text(client.get("/sellers/catalog/?q=red+mug"))
     assert found.count("Red mug") == 5
-    inactive = client.get("/sellers/catalog/?status=inactive").content.decode()
+    inactive = page_text(client.get("/sellers/catalog/?status=inactive"))
     assert "A-000" in inactive
     assert "A-001" not in inactive
     other = Listing.objects.get(sku="B-SECRET")
-    assert client.get(f"/sellers/catalog/listings/{other.pk}/").status_code == 404
+    not_found = page_text(client.get(f"/sellers/catalog/listings/{other.pk}/"), status=404)
+    assert "B-SECRET" not in not_found
+    own = Listing.objects.get(sku="A-001")
+    assert "A-001" in page_text(client.get(f"/sellers/catalog/listings/{own.pk}/"))
 
 
 def test_the_portal_says_which_database_feeds_the_catalog(seller: Seller) -> None:
     client = signed_in(seller.user)
-    assert (
-        "No platform database feeds your catalog yet"
-        in client.get("/sellers/catalog/").content.decode()
+    assert "No platform database feeds your catalog yet" in page_text(
+        client.get("/sellers/catalog/")
     )
-    CatalogSource.objects.create(
+    CatalogSourceFactory(
         seller=seller,
         account_id="1",
         account_name="Demo Seller",
@@ -92,7 +77,7 @@ def test_the_portal_says_which_database_feeds_the_catalog(seller: Seller) -> Non
         db_name="Demo Seller products",
     )
 
-    page = client.get("/sellers/catalog/").content.decode()
+    page = page_text(client.get("/sellers/catalog/"))
 
     assert "Demo Seller products" in page
 
@@ -103,8 +88,8 @@ def test_order_lines_link_to_their_listing_and_unlisted_skus_are_flagged(
     red = listing(seller, "SKU-RED")
     order, _ = order_create(data=OrderIn.model_validate(order_body("MP-L1", seller="alice")))
 
-    staff_page = signed_in(staff_user).get(f"/dashboard/orders/{order.pk}/").content.decode()
-    portal_page = signed_in(seller.user).get(f"/sellers/orders/{order.pk}/").content.decode()
+    staff_page = page_text(signed_in(staff_user).get(f"/dashboard/orders/{order.pk}/"))
+    portal_page = page_text(signed_in(seller.user).get(f"/sellers/orders/{order.pk}/"))
 
     assert f'href="/dashboard/catalog/listings/{red.pk}/"' in staff_page
     assert f'href="/sellers/catalog/listings/{red.pk}/"' in portal_page
@@ -127,7 +112,7 @@ def test_a_failed_run_shows_its_reason_and_staff_can_retry_it(
         rejected=1,
     )
     staff = signed_in(staff_user)
-    page = staff.get(f"/dashboard/catalog/runs/{run.pk}/").content.decode()
+    page = page_text(staff.get(f"/dashboard/catalog/runs/{run.pk}/"))
     assert "truncated or corrupt" in page
     assert "price -1 is negative" in page
     assert signed_in(seller.user).get(f"/sellers/catalog/runs/{run.pk}/").status_code == 200
@@ -142,6 +127,6 @@ def test_a_failed_run_shows_its_reason_and_staff_can_retry_it(
 def test_the_overview_warns_staff_when_the_api_access_needs_sign_in(staff_user: Any) -> None:
     PlatformApiAccess.objects.create(pk=1, state="needs_sign_in", username="api")
 
-    page = signed_in(staff_user).get("/dashboard/").content.decode()
+    page = page_text(signed_in(staff_user).get("/dashboard/"))
 
     assert "Platform API access needs sign-in" in page

@@ -113,7 +113,7 @@ def test_the_export_holds_exactly_what_the_app_asked_for(
 
 
 def test_a_run_delivers_a_file_the_app_ingests_and_changes_reach_listings(
-    linked: CatalogSource, world: CatalogWorld, seller: Seller, eager: None
+    linked: CatalogSource, world: CatalogWorld, seller: Seller, eager_tasks: None
 ) -> None:
     source = provision(linked)
 
@@ -141,7 +141,7 @@ def test_a_run_delivers_a_file_the_app_ingests_and_changes_reach_listings(
 
 
 def test_bad_rows_are_rejected_with_their_reason_while_the_others_apply(
-    linked: CatalogSource, world: CatalogWorld, seller: Seller, eager: None
+    linked: CatalogSource, world: CatalogWorld, seller: Seller, eager_tasks: None
 ) -> None:
     world.sandbox.db_rows_change(
         world.db_id,
@@ -160,7 +160,7 @@ def test_bad_rows_are_rejected_with_their_reason_while_the_others_apply(
 
 
 def test_a_garbage_file_changes_nothing_and_the_run_is_failed(
-    linked: CatalogSource, world: CatalogWorld, seller: Seller, eager: None
+    linked: CatalogSource, world: CatalogWorld, seller: Seller, eager_tasks: None
 ) -> None:
     source = provision(linked)
     world.sandbox.export_run(source.export_id)
@@ -287,7 +287,7 @@ def test_removing_the_feed_deletes_the_export_at_the_platform(
 
 
 def test_a_truncated_file_delivered_over_http_changes_nothing_and_is_shown_failed(
-    linked: CatalogSource, world: CatalogWorld, seller: Seller, eager: None
+    linked: CatalogSource, world: CatalogWorld, seller: Seller, eager_tasks: None
 ) -> None:
     import requests
 
@@ -323,7 +323,7 @@ def test_the_demo_data_of_make_run_lines_up_and_ingests_without_rejections(
     live_server: Any,
     seller: Seller,
     staff_user: Any,
-    eager: None,
+    eager_tasks: None,
 ) -> None:
     # Given the sandbox's demo data (as `make run` seeds it) and the demo API user
     settings.APP_BASE_URL = live_server.url

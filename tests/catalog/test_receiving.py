@@ -14,6 +14,7 @@ from marketplace.catalog.feeds import feed_password_hash
 from marketplace.catalog.models import CatalogSource, FeedRun, Listing
 from sellers.models import Seller
 from tests.catalog.feed_files import csv_bytes, gzipped, product_row
+from tests.factories import CatalogSourceFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +23,7 @@ PASSWORD = "feed-password-for-tests-0123456789"
 
 @pytest.fixture
 def source(seller: Seller) -> CatalogSource:
-    return CatalogSource.objects.create(
+    return CatalogSourceFactory(
         seller=seller,
         account_id="7",
         account_name="Alice",
@@ -35,16 +36,6 @@ def source(seller: Seller) -> CatalogSource:
         feed_password_hash=feed_password_hash(PASSWORD),
         compression="gzip",
     )
-
-
-@pytest.fixture
-def eager(settings: Any) -> Any:
-    from marketplace.celery import app
-
-    previous = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = previous
 
 
 def put(
@@ -69,7 +60,10 @@ def put(
 
 
 def test_a_delivered_file_is_stored_answered_201_and_ingested(
-    source: CatalogSource, eager: None, feed_folder: Path, django_capture_on_commit_callbacks: Any
+    source: CatalogSource,
+    eager_tasks: None,
+    feed_folder: Path,
+    django_capture_on_commit_callbacks: Any,
 ) -> None:
     body = gzipped(csv_bytes(product_row(n) for n in range(1, 11)))
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from marketplace.catalog.models import FeedRun
 from marketplace.catalog.retention import feed_files_prune
-from tests.catalog.test_pages import signed_in
+from tests.app_fixtures import page_text, signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -55,11 +55,11 @@ def test_a_failed_run_whose_file_was_pruned_cannot_be_retried(
     feed_files_prune()
     staff = signed_in(staff_user)
 
-    page = staff.get(f"/dashboard/catalog/runs/{run.pk}/").content.decode()
+    page = page_text(staff.get(f"/dashboard/catalog/runs/{run.pk}/"))
     assert 'id="file-pruned"' in page
     assert 'id="retry-run"' not in page
     answer = staff.post(f"/dashboard/catalog/runs/{run.pk}/retry/", follow=True)
 
     run.refresh_from_db()
     assert run.status == "failed"
-    assert "was deleted 14 days after it arrived" in answer.content.decode()
+    assert "was deleted 14 days after it arrived" in page_text(answer)

@@ -21,9 +21,9 @@ from django.utils import timezone
 from marketplace.catalog.ingest import REJECTIONS_KEPT, feed_run_ingest
 from marketplace.catalog.models import CatalogSource, FeedRun, Listing, RejectedSku, StatusImport
 from marketplace.catalog.status_file import status_password_hash
-from sellers import services as seller_services
 from sellers.models import Seller
 from tests.catalog.feed_files import csv_bytes, product_row
+from tests.factories import CatalogSourceFactory, ListingFactory, SellerFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -36,7 +36,7 @@ EXACT_HEADER = (
 
 @pytest.fixture
 def status_import(seller: Seller) -> StatusImport:
-    source = CatalogSource.objects.create(
+    source = CatalogSourceFactory(
         seller=seller,
         account_id="1",
         db_id="7",
@@ -79,7 +79,7 @@ def right(status_import: StatusImport) -> str:
 
 
 def listing(seller: Seller, sku: str, *, active: bool = True) -> Listing:
-    return Listing.objects.create(seller=seller, sku=sku, price=Decimal("9.99"), active=active)
+    return ListingFactory(seller=seller, sku=sku, title="", quantity=0, active=active)
 
 
 def test_no_or_wrong_credentials_get_401_with_a_challenge(
@@ -131,10 +131,7 @@ def test_every_sku_has_a_row_live_inactive_or_rejected_with_its_reason(
     RejectedSku.objects.create(
         seller=seller, sku="AL-4", reason="gtin is not valid", run_id=5, updated_at=now
     )
-    other = seller_services.seller_create(
-        username="bob", password="bob-pass-1234", display_name="Bob"
-    )
-    listing(other, "BOB-1")
+    listing(SellerFactory(username="bob"), "BOB-1")
 
     rows = {row["SKU"]: row for row in rows_of(fetch(client, status_import, right(status_import)))}
 

@@ -13,9 +13,9 @@ from marketplace.orders.intake_schema import OrderIn
 from marketplace.orders.models import Order, OrderSync, SellerPullState, Shipment, SyncEvent
 from marketplace.orders.services.intake import order_create
 from sellers.models import ConnectionEvent, PlatformConnection, Seller
-from tests.dashboard.conftest import PLATFORM_SELLER, connect
-from tests.marketplace.conftest import order_body
-from tests.sandbox_process import SandboxProcess
+from tests.app_fixtures import PLATFORM_SELLER, Platform, page_text
+from tests.factories import PlatformConnectionFactory
+from tests.marketplace.conftest import order_body, wait_for
 
 # Real tasks run on commit (eager), so the database must really commit.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -33,16 +33,14 @@ def sync_status(order: Order) -> str:
 
 
 @pytest.fixture
-def failing_order(
-    platform: SandboxProcess, seller: Seller, eager_tasks: None, settings: Any
-) -> Order:
+def failing_order(platform: Platform, seller: Seller, eager_tasks: None, settings: Any) -> Order:
     """An order whose push really failed at the sandbox (500s, one attempt allowed)."""
     settings.PUSH_MAX_FAILURES = 1
-    connect(platform, seller)
-    platform.set_faults(endpoint="put_order", kind="500")
+    platform.connect(seller)
+    platform.sandbox.set_faults(endpoint="put_order", kind="500")
     order = place("MP-D1", seller)
     assert sync_status(order) == "failed"
-    platform.clear_faults()
+    platform.sandbox.clear_faults()
     return order
 
 
@@ -60,102 +58,194 @@ def test_an_action_without_csrf_token_is_refused(failing_order: Order, staff_use
     client = Client(enforce_csrf_checks=True)
     client.force_login(staff_user)
     response = client.post(f"/dashboard/orders/{failing_order.id}/retry/", {"confirmed": "yes"})
-    assert response.status_code == 403
+    assert "CSRF verification failed" in page_text(response, status=403)
     assert sync_status(failing_order) == "failed"
+    assert not StaffAction.objects.exists()
 
 
 def test_retry_pushes_a_failed_order_and_records_who(
-    failing_order: Order, platform: SandboxProcess, staff_client: Client, staff_user: Any
+    failing_order: Order, platform: Platform, staff_client: Client, staff_user: Any
 ) -> None:
     response = staff_client.post(
         f"/dashboard/orders/{failing_order.id}/retry/", {"confirmed": "yes"}, follow=True
     )
     assert sync_status(failing_order) == "synced"
-    assert platform.order("MP-D1")["marketplace_state"] == "AWAITING_SHIPMENT"
-    assert "Pushed: the platform has the current version" in response.content.decode()
+    assert platform.sandbox.order("MP-D1")["marketplace_state"] == "AWAITING_SHIPMENT"
+    assert "Pushed: the platform has the current version" in page_text(response)
     retry = SyncEvent.objects.get(order=failing_order, kind=SyncEvent.Kind.ADMIN_RETRY)
     assert retry.actor == "staff"
     action = StaffAction.objects.get()
     assert (action.kind, action.actor, action.ok) == ("order_retry", staff_user, True)
-    assert "Retry push" in response.content.decode()  # the staff-action log on the page
+    assert "Retry push" in page_text(response)  # the staff-action log on the page
 
 
 def test_retry_all_failed_pushes_of_a_seller(
-    failing_order: Order, platform: SandboxProcess, seller: Seller, staff_client: Client
+    failing_order: Order, platform: Platform, seller: Seller, staff_client: Client
 ) -> None:
-    platform.set_faults(endpoint="put_order", kind="500")
+    platform.sandbox.set_faults(endpoint="put_order", kind="500")
     second = place("MP-D2", seller)
     assert sync_status(second) == "failed"
-    platform.clear_faults()
+    platform.sandbox.clear_faults()
     response = staff_client.post(
         f"/dashboard/sellers/{seller.id}/retry-failed/", {"confirmed": "yes"}, follow=True
     )
-    assert "Retried 2 failed pushes." in response.content.decode()
+    assert "Retried 2 failed pushes." in page_text(response)
     assert {sync_status(failing_order), sync_status(second)} == {"synced"}
 
 
 def test_refresh_now_refreshes_the_token(
-    platform: SandboxProcess, seller: Seller, staff_client: Client
+    platform: Platform, seller: Seller, staff_client: Client
 ) -> None:
-    before = connect(platform, seller).generation
+    before = platform.connect(seller).generation
     response = staff_client.post(
         f"/dashboard/sellers/{seller.id}/refresh/", {"confirmed": "yes"}, follow=True
     )
-    assert "Access token refreshed" in response.content.decode()
+    assert "Access token refreshed" in page_text(response)
     assert PlatformConnection.objects.get(seller=seller).generation == before + 1
     assert ConnectionEvent.objects.filter(seller=seller, kind="refreshed").exists()
     assert StaffAction.objects.get().ok
 
 
 def test_refresh_of_a_revoked_grant_marks_the_seller_for_reauthorization(
-    platform: SandboxProcess, seller: Seller, staff_client: Client
+    platform: Platform, seller: Seller, staff_client: Client
 ) -> None:
-    connect(platform, seller)
-    platform.revoke(PLATFORM_SELLER)
+    platform.connect(seller)
+    platform.sandbox.revoke(PLATFORM_SELLER)
     response = staff_client.post(
         f"/dashboard/sellers/{seller.id}/refresh/", {"confirmed": "yes"}, follow=True
     )
-    assert "the seller must reconnect" in response.content.decode()
+    assert "the seller must reconnect" in page_text(response)
     assert PlatformConnection.objects.get(seller=seller).state == "needs_reauth"
     assert not StaffAction.objects.get().ok
 
 
 def test_pull_now_reads_the_sellers_fulfillment(
-    platform: SandboxProcess, seller: Seller, staff_client: Client, eager_tasks: None
+    platform: Platform, seller: Seller, staff_client: Client, eager_tasks: None
 ) -> None:
-    connect(platform, seller)
+    platform.connect(seller)
     order = place("MP-D3", seller)
     assert sync_status(order) == "synced"
-    platform.ship("MP-D3")
+    platform.sandbox.ship("MP-D3")
     response = staff_client.post(
         f"/dashboard/sellers/{seller.id}/pull/", {"confirmed": "yes"}, follow=True
     )
-    assert "Pulled." in response.content.decode()
+    assert "Pulled." in page_text(response)
     assert Shipment.objects.filter(line__order=order).exists()
     assert SellerPullState.objects.get(seller=seller).last_success_at is not None
 
 
-def test_pull_now_of_a_seller_without_connection_says_why(
-    seller: Seller, staff_client: Client
+PULL_QUEUED = "Pull queued; the pull status updates when it finishes."
+
+
+def test_pull_now_queues_a_pull_that_a_real_worker_runs(
+    platform: Platform,
+    seller: Seller,
+    staff_client: Client,
+    staff_user: Any,
+    celery_worker_thread: Any,
 ) -> None:
+    # Given a connected seller whose order the platform has shipped, not yet pulled
+    platform.connect(seller)
+    order = place("MP-Q1", seller)
+    wait_for(lambda: sync_status(order) == "synced", what="the order pushed by the worker")
+    platform.sandbox.ship("MP-Q1")
+    # The listing answers late, so the worker's pull is still running when the page answers.
+    platform.sandbox.set_faults(endpoint="list_orders", kind="latency", latency_ms=1500, count=1)
+    seller_page = page_text(staff_client.get(f"/dashboard/sellers/{seller.id}/"))
+    assert 'id="pull-button"' in seller_page
+    assert f'action="/dashboard/sellers/{seller.id}/pull/"' in seller_page
+
+    # When staff press "Pull now" (no JavaScript: the first POST only asks)
+    confirm = page_text(staff_client.post(f"/dashboard/sellers/{seller.id}/pull/"))
+    assert 'id="confirm-button"' in confirm
+    assert not StaffAction.objects.exists()
     response = staff_client.post(
         f"/dashboard/sellers/{seller.id}/pull/", {"confirmed": "yes"}, follow=True
     )
-    assert "connection is not live" in response.content.decode()
-    assert not StaffAction.objects.get().ok
+
+    # Then they are back on the seller's page, which says the pull is queued
+    assert response.redirect_chain == [(f"/dashboard/sellers/{seller.id}/", 302)]
+    assert PULL_QUEUED in page_text(response)
+    action = StaffAction.objects.get()
+    assert (action.kind, action.actor, action.seller, action.ok) == (
+        "seller_pull",
+        staff_user,
+        seller,
+        True,
+    )
+    assert action.result == PULL_QUEUED
+    assert not Shipment.objects.filter(line__order=order).exists()  # not run in the request
+    # and the worker really runs the queued pull: the shipment arrives
+    wait_for(
+        lambda: Shipment.objects.filter(line__order=order).exists(), what="the pulled shipment"
+    )
+    state = wait_for(
+        lambda: SellerPullState.objects.filter(
+            seller=seller, last_success_at__isnull=False
+        ).first(),
+        what="the pull's success recorded",
+    )
+    assert state.last_error == ""
+    assert state.last_success_at > action.created_at
+    assert [r["endpoint"] for r in platform.requests(endpoint="list_orders")] == ["list_orders"]
+
+
+@pytest.mark.parametrize(
+    "connection",
+    [None, "not_connected", "needs_reauth", "disconnected", "connected_without_tokens"],
+)
+def test_pull_now_without_a_live_connection_is_refused_and_queues_nothing(
+    connection: str | None,
+    seller: Seller,
+    staff_client: Client,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from marketplace.orders import tasks
+
+    queued: list[int] = []
+    monkeypatch.setattr(tasks.seller_pull_task, "delay", queued.append)
+    if connection == "connected_without_tokens":
+        PlatformConnectionFactory(seller=seller, access_token="", refresh_token="")
+    elif connection is not None:
+        PlatformConnectionFactory(seller=seller, **{connection: True})
+    # The page offers the Pull button only for a connected seller (this one's state says
+    # "connected" but it holds no tokens); a stale page or a crafted POST still reaches
+    # the action, which must refuse.
+    seller_page = page_text(staff_client.get(f"/dashboard/sellers/{seller.id}/"))
+    assert ('id="pull-button"' in seller_page) == (connection == "connected_without_tokens")
+    assert 'id="seller-actions"' in seller_page
+
+    response = staff_client.post(
+        f"/dashboard/sellers/{seller.id}/pull/", {"confirmed": "yes"}, follow=True
+    )
+
+    assert response.redirect_chain == [(f"/dashboard/sellers/{seller.id}/", 302)]
+    body = page_text(response)
+    assert "Not pulled: the seller&#x27;s platform connection is not live." in body
+    assert PULL_QUEUED not in body
+    assert queued == []
+    assert not SellerPullState.objects.filter(seller=seller).exists()
+    action = StaffAction.objects.get()
+    assert (action.kind, action.ok) == ("seller_pull", False)
+
+
+def test_pull_now_of_an_unknown_seller_is_404(staff_client: Client) -> None:
+    response = staff_client.post("/dashboard/sellers/999999/pull/", {"confirmed": "yes"})
+    assert "Not Found" in page_text(response, status=404)
+    assert not StaffAction.objects.exists()
 
 
 def test_disconnect_records_the_staff_member(
-    platform: SandboxProcess, seller: Seller, staff_client: Client, staff_user: Any
+    platform: Platform, seller: Seller, staff_client: Client, staff_user: Any
 ) -> None:
-    connect(platform, seller)
+    platform.connect(seller)
     response = staff_client.post(
         f"/dashboard/sellers/{seller.id}/disconnect/", {"confirmed": "yes"}, follow=True
     )
-    assert "Disconnected; the stored tokens were wiped." in response.content.decode()
+    assert "Disconnected; the stored tokens were wiped." in page_text(response)
     connection = PlatformConnection.objects.get(seller=seller)
     assert connection.state == "disconnected"
     assert not connection.has_tokens
     event = ConnectionEvent.objects.filter(seller=seller, kind="disconnected").get()
     assert event.actor == staff_user
-    assert "staff (staff)" in response.content.decode()  # on the timeline
+    assert "staff (staff)" in page_text(response)  # on the timeline

@@ -11,9 +11,9 @@ from marketplace.orders.intake_schema import OrderIn
 from marketplace.orders.models import OrderSync
 from marketplace.orders.services.intake import order_create
 from sellers.models import Seller
-from tests.dashboard.conftest import PLATFORM_SELLER, connect
+from tests.app_fixtures import PLATFORM_SELLER, Platform
+from tests.factories import SellerFactory
 from tests.marketplace.conftest import order_body
-from tests.sandbox_process import SandboxProcess
 
 pytestmark = pytest.mark.browser
 
@@ -29,7 +29,7 @@ def sign_in(page: Page, base: str, username: str, password: str) -> None:
 def test_staff_retries_a_failed_order_and_it_becomes_synced(
     page: Page,
     live_server: Any,
-    platform: SandboxProcess,
+    platform: Platform,
     seller: Seller,
     staff_user: Any,
     eager_tasks: None,
@@ -37,11 +37,11 @@ def test_staff_retries_a_failed_order_and_it_becomes_synced(
 ) -> None:
     # Given an order whose push really failed at the platform
     settings.PUSH_MAX_FAILURES = 1
-    connect(platform, seller)
-    platform.set_faults(endpoint="put_order", kind="500")
+    platform.connect(seller)
+    platform.sandbox.set_faults(endpoint="put_order", kind="500")
     order, _ = order_create(data=OrderIn.model_validate(order_body("MP-B1", seller="alice")))
     assert OrderSync.objects.get(order=order).status == "failed"
-    platform.clear_faults()
+    platform.sandbox.clear_faults()
     # When staff find it on the dashboard, open it and retry
     sign_in(page, live_server.url, "staff", "staff-pass-123")
     page.goto(f"{live_server.url}/dashboard/")
@@ -53,7 +53,7 @@ def test_staff_retries_a_failed_order_and_it_becomes_synced(
     expect(page.locator(".msg-success")).to_contain_text("Pushed")
     expect(page.locator("#sync-status")).to_have_text("Synced")
     expect(page.locator("#history")).to_contain_text("Retried by an admin")
-    assert platform.order("MP-B1")["marketplace_state"] == "AWAITING_SHIPMENT"
+    assert platform.sandbox.order("MP-B1")["marketplace_state"] == "AWAITING_SHIPMENT"
     # And the overview no longer lists it
     page.click("nav >> text=Overview")
     expect(page.locator("#failed-orders")).to_contain_text("No failed pushes.")
@@ -62,13 +62,13 @@ def test_staff_retries_a_failed_order_and_it_becomes_synced(
 def test_staff_sees_a_seller_who_needs_reauthorization(
     page: Page,
     live_server: Any,
-    platform: SandboxProcess,
+    platform: Platform,
     seller: Seller,
     staff_user: Any,
 ) -> None:
     # Given a seller whose grant the platform revoked
-    connect(platform, seller)
-    platform.revoke(PLATFORM_SELLER)
+    platform.connect(seller)
+    platform.sandbox.revoke(PLATFORM_SELLER)
     sign_in(page, live_server.url, "staff", "staff-pass-123")
     page.goto(f"{live_server.url}/dashboard/sellers/{seller.id}/")
     expect(page.locator("#seller-state")).to_have_text("Connected")
@@ -89,9 +89,9 @@ def test_staff_sees_a_seller_who_needs_reauthorization(
 
 
 def test_without_javascript_confirm_a_confirmation_page_is_shown(
-    page: Page, live_server: Any, platform: SandboxProcess, seller: Seller, staff_user: Any
+    page: Page, live_server: Any, platform: Platform, seller: Seller, staff_user: Any
 ) -> None:
-    connect(platform, seller)
+    platform.connect(seller)
     sign_in(page, live_server.url, "staff", "staff-pass-123")
     page.goto(f"{live_server.url}/dashboard/sellers/{seller.id}/")
     # Cancelling the JS confirm sends nothing; forcing the form past it lands on the page.
@@ -112,9 +112,7 @@ def test_live_region_refreshes_without_a_reload(
     page.clock.install()
     page.goto(f"{live_server.url}/dashboard/")
     expect(page.locator("#stat-connections")).to_contain_text("0 sellers")
-    Seller.objects.create(
-        user=type(staff_user).objects.create_user(username="zed"), display_name="Zed"
-    )
+    SellerFactory(username="zed", display_name="Zed")
     page.clock.run_for(11_000)
     expect(page.locator("#stat-connections")).to_contain_text("1 seller")
     assert page.locator("#overview-live").get_attribute("data-live-updated")

@@ -13,6 +13,7 @@ from marketplace.dashboard.selectors import calls_per_hour
 from marketplace.orders.models import OrderSync
 from marketplace.platform.models import PlatformCall
 from sellers.models import PlatformConnection
+from tests.app_fixtures import page_text
 from tests.dashboard.builders import World, build_world
 
 pytestmark = pytest.mark.django_db
@@ -24,14 +25,14 @@ def world(staff_user: Any) -> World:
 
 
 def test_every_page_has_an_empty_state(staff_client: Client) -> None:
-    overview = staff_client.get("/dashboard/").content.decode()
+    overview = page_text(staff_client.get("/dashboard/"))
     assert "No platform calls in the last 24 hours." in overview
     assert "Every connected seller's grant works." in overview
     assert "No failed pushes." in overview
-    assert "No sellers yet." in staff_client.get("/dashboard/sellers/").content.decode()
-    assert "No orders yet." in staff_client.get("/dashboard/orders/").content.decode()
-    assert "No seller matches" in staff_client.get("/dashboard/sellers/?q=zzz").content.decode()
-    assert "No order matches" in staff_client.get("/dashboard/orders/?q=zzz").content.decode()
+    assert "No sellers yet." in page_text(staff_client.get("/dashboard/sellers/"))
+    assert "No orders yet." in page_text(staff_client.get("/dashboard/orders/"))
+    assert "No seller matches" in page_text(staff_client.get("/dashboard/sellers/?q=zzz"))
+    assert "No order matches" in page_text(staff_client.get("/dashboard/orders/?q=zzz"))
 
 
 def test_overview_counts_connections_syncs_expiry_and_lag(
@@ -113,7 +114,7 @@ def test_seller_detail_shows_timeline_orders_calls_and_reported_errors(
     world: World, staff_client: Client
 ) -> None:
     seller = world.sellers[0]
-    body = staff_client.get(f"/dashboard/sellers/{seller.id}/").content.decode()
+    body = page_text(staff_client.get(f"/dashboard/sellers/{seller.id}/"))
     assert "Connection timeline" in body
     assert "Token refreshed" in body
     assert "W-00000" in body
@@ -133,7 +134,7 @@ def test_order_detail_shows_payload_answers_fulfillment_problems_history(
     OrderSync.objects.filter(order=order).update(
         last_payload={"mp_order_number": order.mp_order_number, "currency": "EUR"}
     )
-    body = staff_client.get(f"/dashboard/orders/{order.id}/").content.decode()
+    body = page_text(staff_client.get(f"/dashboard/orders/{order.id}/"))
     assert "&quot;currency&quot;: &quot;EUR&quot;" in body  # pretty JSON, escaped
     assert "&quot;status&quot;: &quot;ORDERED&quot;" in body  # the platform's answer
     assert 'href="https://www.ups.com/track?tracknum=1Z999AA10123456784"' in body

@@ -1,5 +1,6 @@
-"""Fixtures for the order sync tests: a sandbox wired to the app, a connected seller,
-intake API keys and valid order bodies.
+"""Fixtures for the order sync tests: intake API keys and valid order bodies, a broker
+recorder and a real worker (``platform``, ``seller`` and ``connected_seller``:
+tests/app_fixtures.py).
 
 The sandbox is a separate process spoken to over real HTTP. Tests that do not run a
 Celery worker use ``quiet_broker``: pushes are recorded instead of sent to the broker,
@@ -22,71 +23,7 @@ from marketplace.orders.intake_schema import OrderIn
 from marketplace.orders.models import Order
 from marketplace.orders.services.api_keys import api_key_create
 from marketplace.orders.services.intake import order_create
-from marketplace.platform import oauth
-from sellers import services as seller_services
-from sellers.models import PlatformConnection, Seller
-from tests.sandbox_process import SandboxProcess
-
-CLIENT_ID = "orders-test-marketplace"
-CLIENT_SECRET = "orders-test-secret-7d1e"
-REDIRECT_URL = "http://testserver/sellers/connection/callback/"
-PLATFORM_SELLER = "alice-shop"
-APP_SELLER = "alice"
-
-
-@dataclass
-class Platform:
-    sandbox: SandboxProcess
-
-    def reconnect(self, seller: Seller, who: str = PLATFORM_SELLER) -> PlatformConnection:
-        code = self.sandbox.mint_code(CLIENT_ID, who, REDIRECT_URL)
-        tokens = oauth.token_exchange_code(code=code, seller_id=seller.id)
-        return seller_services.connection_grant_store(seller=seller, tokens=tokens, actor=None)
-
-    def order(self, number: str) -> dict[str, Any]:
-        return self.sandbox.order(number)
-
-    def requests(self, **params: Any) -> list[dict[str, Any]]:
-        return self.sandbox.requests_log(**params)
-
-
-@pytest.fixture
-def platform(sandbox: SandboxProcess, settings: Any) -> Platform:
-    """A clean sandbox with our client and one platform seller; settings point at it."""
-    sandbox.reset()
-    sandbox.register_client(CLIENT_ID, CLIENT_SECRET, REDIRECT_URL, name="Orders Test")
-    sandbox.create_seller(PLATFORM_SELLER, "alice-shop-pass", name="Alice")
-    settings.PLATFORM_BASE_URL = sandbox.api_url
-    settings.PLATFORM_OAUTH_BASE_URL = sandbox.api_url
-    settings.PLATFORM_CLIENT_ID = CLIENT_ID
-    settings.PLATFORM_CLIENT_SECRET = CLIENT_SECRET
-    settings.PLATFORM_REDIRECT_URL = REDIRECT_URL
-    # Small delays so retries and backoff finish within a test.
-    settings.PUSH_BACKOFF_BASE = 0.05
-    settings.PUSH_BACKOFF_CAP = 0.5
-    settings.PUSH_RATE_LIMIT_DEFAULT_WAIT = 1.0
-    settings.PUSH_SWEEP_GRACE_SECONDS = 0.0
-    settings.PLATFORM_LIST_RATE_PER_SECOND = 50.0
-    if settings.REDIS_URL:  # no embargo left over from an earlier test's 429
-        from marketplace.redis_client import redis_client
-
-        for key in redis_client().scan_iter("embargo:*"):
-            redis_client().delete(key)
-    return Platform(sandbox=sandbox)
-
-
-@pytest.fixture
-def seller(db: Any) -> Seller:
-    return seller_services.seller_create(
-        username=APP_SELLER, password="alice-pass-123", display_name="Alice's Shop"
-    )
-
-
-@pytest.fixture
-def connected_seller(platform: Platform, seller: Seller) -> Seller:
-    """A seller with a live connection: a real code minted at the sandbox and exchanged."""
-    platform.reconnect(seller)
-    return seller
+from tests.app_fixtures import APP_SELLER
 
 
 @dataclass

@@ -17,7 +17,9 @@ from marketplace.orders.services import outbox
 from marketplace.orders.services.intake import order_state_change
 from marketplace.orders.services.pull import sellers_pull_fan_out
 from marketplace.orders.services.push_recovery import order_sync_sweep
-from tests.marketplace.conftest import PLATFORM_SELLER, Platform, order_body, wait_for
+from tests.app_fixtures import PLATFORM_SELLER, Platform
+from tests.marketplace.conftest import order_body, wait_for
+from tests.sandbox_process import SandboxError
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 URL = "/api/intake/orders"
@@ -43,10 +45,20 @@ def post(api: Client, url: str, body: Any = None) -> Any:
 
 
 def remote_state(platform: Platform, number: str) -> str | None:
-    try:
-        return platform.order(number)["marketplace_state"]
-    except Exception:
+    """The order's state at the platform, or ``None`` when the sandbox really has no such
+    order (its 404 ``not_found``). Any other answer raises: an erring sandbox must fail the
+    test, not pass for "the order never arrived"."""
+    sandbox = platform.sandbox
+    response = sandbox.http.get(f"{sandbox.control_url}/orders/{number}", timeout=30)
+    if (
+        response.status_code == 404
+        and response.headers.get("Content-Type", "").startswith("application/json")
+        and response.json().get("error") == "not_found"
+    ):
         return None
+    if response.status_code != 200:
+        raise SandboxError(f"GET /orders/{number} -> {response.status_code}: {response.text}")
+    return response.json()["marketplace_state"]
 
 
 def sync_story(number: str) -> str:

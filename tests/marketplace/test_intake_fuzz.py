@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, settings
 from pydantic import AwareDatetime, TypeAdapter
 from schemathesis.config import SchemathesisConfig
 
-from tests.marketplace.conftest import APP_SELLER
+from tests.app_fixtures import APP_SELLER
 
 pytestmark = pytest.mark.django_db
 

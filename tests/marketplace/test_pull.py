@@ -19,7 +19,8 @@ from marketplace.orders.services.fulfillment import order_fulfillment_apply, ord
 from marketplace.orders.services.pull import seller_pull
 from marketplace.orders.services.push import order_push
 from marketplace.platform.models import PlatformCall
-from tests.marketplace.conftest import BrokerRecorder, Platform, make_order
+from tests.app_fixtures import PLATFORM_SELLER_B, Platform
+from tests.marketplace.conftest import BrokerRecorder, make_order
 
 pytestmark = pytest.mark.django_db
 
@@ -355,16 +356,12 @@ def test_a_running_pull_of_one_seller_is_not_duplicated(
 
 
 def test_one_sellers_running_pull_does_not_block_another_seller(
-    platform: Platform, connected_seller: Any, quiet_broker: Any
+    platform: Platform, connected_seller: Any, other_seller: Any, quiet_broker: Any
 ) -> None:
     from marketplace.orders.services.pull import _pull_claim
-    from sellers import services as seller_services
 
-    platform.sandbox.create_seller("bob-shop", "bob-shop-pass", name="Bob")
-    bob = seller_services.seller_create(
-        username="bob", password="bob-pass-123", display_name="Bob's Shop"
-    )
-    platform.reconnect(bob, who="bob-shop")
+    bob = other_seller
+    platform.reconnect(bob, who=PLATFORM_SELLER_B)
     placed("MP-BOB", seller="bob")
     platform.sandbox.ship("MP-BOB")
     assert _pull_claim(seller_id=connected_seller.id) is not None  # alice's pull "running"

@@ -11,7 +11,8 @@ from django.utils import timezone
 from marketplace.orders.models import Order, SellerPullState, SyncEvent
 from marketplace.orders.services.pull import seller_pull
 from marketplace.orders.services.push import order_push
-from tests.marketplace.conftest import Platform, make_order
+from tests.app_fixtures import Platform
+from tests.marketplace.conftest import make_order
 
 pytestmark = pytest.mark.django_db
 

@@ -23,13 +23,8 @@ from marketplace.orders.services.push_recovery import (
     seller_failed_orders_retry,
 )
 from marketplace.platform.models import PlatformCall
-from tests.marketplace.conftest import (
-    PLATFORM_SELLER,
-    BrokerRecorder,
-    Platform,
-    embargo_clear,
-    make_order,
-)
+from tests.app_fixtures import PLATFORM_SELLER, Platform
+from tests.marketplace.conftest import BrokerRecorder, embargo_clear, make_order
 
 pytestmark = pytest.mark.django_db
 

@@ -16,7 +16,8 @@ from django.test import Client
 
 from marketplace.orders.models import LineCancellation, Order, OrderSync, Shipment
 from marketplace.orders.services.pull import sellers_pull_fan_out
-from tests.marketplace.conftest import PLATFORM_SELLER, Platform, order_body, wait_for
+from tests.app_fixtures import PLATFORM_SELLER, Platform
+from tests.marketplace.conftest import order_body, wait_for
 from tests.seller_sim_process import SellerSimProcess
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]

@@ -13,23 +13,22 @@ from marketplace.orders.models import OrderSync
 from marketplace.orders.services.intake import order_create
 from marketplace.orders.services.pull import seller_pull
 from sellers.models import Seller
-from tests.dashboard.conftest import connect
+from tests.app_fixtures import Platform
 from tests.dashboard.test_browser import sign_in
 from tests.marketplace.conftest import order_body
-from tests.sandbox_process import SandboxProcess
 
 pytestmark = pytest.mark.browser
 
 
 def test_seller_sees_shipment_tracking_link_and_validation_problem(
-    page: Page, live_server: Any, platform: SandboxProcess, seller: Seller, eager_tasks: None
+    page: Page, live_server: Any, platform: Platform, seller: Seller, eager_tasks: None
 ) -> None:
     # Given a pushed order the seller shipped: line 1 properly, line 2 with a bad number
-    connect(platform, seller)
+    platform.connect(seller)
     order, _ = order_create(data=OrderIn.model_validate(order_body("MP-S1", seller="alice")))
     assert OrderSync.objects.get(order=order).status == "synced"
-    good = platform.ship("MP-S1", lines=[{"mp_line_number": "1", "quantity": 3}])
-    platform.ship(
+    good = platform.sandbox.ship("MP-S1", lines=[{"mp_line_number": "1", "quantity": 3}])
+    platform.sandbox.ship(
         "MP-S1", lines=[{"mp_line_number": "2", "quantity": 1}], bad="bad_tracking_number"
     )
     shipment = next(f for f in good["fulfillments"] if f["mp_line_number"] == "1")["shipments"][0]

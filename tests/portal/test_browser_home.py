@@ -10,10 +10,9 @@ from playwright.sync_api import Page, expect
 
 from marketplace.orders.models import ValidationProblem
 from sellers.models import PlatformConnection, Seller
+from tests.app_fixtures import Platform
 from tests.dashboard.builders import PASSWORD, build_world
-from tests.dashboard.conftest import connect
 from tests.dashboard.test_browser import sign_in
-from tests.sandbox_process import SandboxProcess
 
 pytestmark = pytest.mark.browser
 
@@ -52,9 +51,9 @@ def test_portal_home_leads_with_the_problems_the_seller_must_fix(
 
 
 def test_disconnect_asks_for_confirmation_first(
-    page: Page, live_server: Any, platform: SandboxProcess, seller: Seller
+    page: Page, live_server: Any, platform: Platform, seller: Seller
 ) -> None:
-    connection = connect(platform, seller)
+    connection = platform.connect(seller)
     sign_in(page, live_server.url, "alice", "alice-pass-123")
     page.goto(f"{live_server.url}/sellers/connection/")
     # Dismissing the question changes nothing

@@ -11,22 +11,15 @@ from django.test import Client
 from playwright.sync_api import Page, expect
 
 from sellers.models import PlatformConnection, Seller
-from tests.sandbox_process import SandboxProcess
-from tests.sellers.conftest import (
-    CALLBACK_PATH,
-    PLATFORM_SELLER,
-    PLATFORM_SELLER_PASSWORD,
-    Platform,
-    platform_setup,
-)
+from tests.app_fixtures import CALLBACK_PATH, PLATFORM_SELLER, PLATFORM_SELLER_PASSWORD, Platform
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
-def browser_platform(sandbox: SandboxProcess, settings, live_server) -> Platform:
-    # The live server's address differs from the configured callback: register it.
-    return platform_setup(sandbox, settings, live_server.url + CALLBACK_PATH)
+def platform_redirect_url(live_server) -> str:
+    # The live server's address differs from http://testserver: register its callback.
+    return live_server.url + CALLBACK_PATH
 
 
 def sign_in(page: Page, live_server, seller: Seller, *, via_form: bool) -> None:
@@ -58,7 +51,7 @@ def sign_in_and_press_connect(
 
 
 def test_seller_connects_through_the_platform_and_sees_connected(
-    page: Page, live_server, seller: Seller, browser_platform: Platform
+    page: Page, live_server, seller: Seller, platform: Platform
 ) -> None:
     callbacks: list[str] = []
     page.on("request", lambda r: callbacks.append(r.url) if CALLBACK_PATH in r.url else None)
@@ -82,7 +75,7 @@ def test_seller_connects_through_the_platform_and_sees_connected(
 
 
 def test_seller_denies_at_the_platform_and_gets_a_retry_link(
-    page: Page, live_server, seller: Seller, browser_platform: Platform
+    page: Page, live_server, seller: Seller, platform: Platform
 ) -> None:
     sign_in_and_press_connect(page, live_server, seller)
     page.click("#deny-button")
@@ -99,11 +92,11 @@ def test_seller_denies_at_the_platform_and_gets_a_retry_link(
 
 
 def test_tampered_callback_is_refused(
-    page: Page, live_server, seller: Seller, browser_platform: Platform
+    page: Page, live_server, seller: Seller, platform: Platform
 ) -> None:
     sign_in_and_press_connect(page, live_server, seller)
     # Instead of approving, an attacker-made callback arrives with a forged state.
-    code = browser_platform.mint_code()
+    code = platform.mint_code()
     response = page.goto(f"{live_server.url}{CALLBACK_PATH}?code={code}&state=forged")
 
     assert response.status == 400

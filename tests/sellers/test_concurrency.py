@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from sellers import services, vault
 from sellers.models import PlatformConnection, Seller
-from tests.sellers.conftest import Platform, connect_via_sandbox
+from tests.app_fixtures import Platform
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -70,7 +70,7 @@ def assert_one_refresh_and_working_tokens(
 def test_twenty_callers_needing_a_fresh_token_cause_one_refresh(
     seller: Seller, platform: Platform
 ) -> None:
-    connection = connect_via_sandbox(platform, seller)
+    connection = platform.connect(seller)
     PlatformConnection.objects.filter(id=connection.id).update(
         access_token_expires_at=timezone.now() + timedelta(seconds=30)
     )
@@ -86,7 +86,7 @@ def test_twenty_callers_needing_a_fresh_token_cause_one_refresh(
 def test_twenty_callers_forcing_a_refresh_after_a_401_cause_one_refresh(
     seller: Seller, platform: Platform
 ) -> None:
-    connection = connect_via_sandbox(platform, seller)
+    connection = platform.connect(seller)
     stale = vault.token_fingerprint(connection.access_token)
 
     def after_401() -> str:

@@ -19,12 +19,8 @@ from sellers.errors import (
     TokenRefreshUnavailable,
 )
 from sellers.models import ConnectionEvent, PlatformConnection, Seller
-from tests.sellers.conftest import (
-    PLATFORM_SELLER,
-    Platform,
-    connect_via_sandbox,
-    token_calls_wait_out,
-)
+from tests.app_fixtures import PLATFORM_SELLER, Platform, token_calls_wait_out
+from tests.factories import PlatformConnectionFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -46,7 +42,7 @@ def orders_status(platform: Platform, token: str) -> int:
 def test_refresh_stores_rotated_tokens_and_the_new_token_works(
     seller: Seller, platform: Platform
 ) -> None:
-    connection = connect_via_sandbox(platform, seller)
+    connection = platform.connect(seller)
     old_access, old_refresh = connection.access_token, connection.refresh_token
     expire_soon(connection)
 
@@ -66,7 +62,7 @@ def test_refresh_without_rotation_keeps_the_old_refresh_token(
     seller: Seller, platform: Platform
 ) -> None:
     platform.sandbox.set_rotation(False)
-    connection = connect_via_sandbox(platform, seller)
+    connection = platform.connect(seller)
     old_refresh, old_expiry = connection.refresh_token, connection.refresh_token_expires_at
     expire_soon(connection)
 
@@ -84,7 +80,7 @@ def test_refresh_without_rotation_keeps_the_old_refresh_token(
 def test_refresh_of_a_fresh_token_does_nothing_unless_forced(
     seller: Seller, platform: Platform
 ) -> None:
-    connection = connect_via_sandbox(platform, seller)
+    connection = platform.connect(seller)
 
     same = services.connection_refresh(connection_id=connection.id)
     assert same.access_token == connection.access_token
@@ -117,7 +113,7 @@ def test_refresh_of_a_fresh_token_does_nothing_unless_forced(
 def test_revoked_grant_moves_to_needs_reauth_and_emails_the_seller(
     seller: Seller, platform: Platform, django_capture_on_commit_callbacks
 ) -> None:
-    connection = connect_via_sandbox(platform, seller)
+    connection = platform.connect(seller)
     platform.sandbox.revoke(PLATFORM_SELLER)
     expire_soon(connection)
 
@@ -145,7 +141,7 @@ def test_revoked_grant_moves_to_needs_reauth_and_emails_the_seller(
 def test_reconnect_after_revocation_restores_the_connection(
     seller: Seller, platform: Platform
 ) -> None:
-    connection = connect_via_sandbox(platform, seller)
+    connection = platform.connect(seller)
     platform.sandbox.revoke(PLATFORM_SELLER)
     expire_soon(connection)
     with pytest.raises(ReauthorizationRequired):
@@ -170,7 +166,7 @@ def test_reconnect_after_revocation_restores_the_connection(
 def test_transient_refresh_failure_changes_nothing_and_keeps_a_valid_token_in_use(
     seller: Seller, platform: Platform, fault: str
 ) -> None:
-    connection = connect_via_sandbox(platform, seller)
+    connection = platform.connect(seller)
     expire_soon(connection)
     platform.sandbox.set_faults(endpoint="access_token", kind=fault, count=2)
 
@@ -197,7 +193,7 @@ def test_transient_refresh_failure_changes_nothing_and_keeps_a_valid_token_in_us
 def test_access_token_with_expired_token_and_platform_down_raises_unavailable(
     seller: Seller, platform: Platform
 ) -> None:
-    connection = connect_via_sandbox(platform, seller)
+    connection = platform.connect(seller)
     expire_soon(connection, minutes=-1)
     platform.sandbox.set_faults(endpoint="access_token", kind="503", count=1)
     with pytest.raises(TokenRefreshUnavailable):
@@ -207,7 +203,7 @@ def test_access_token_with_expired_token_and_platform_down_raises_unavailable(
 
 
 def test_access_token_refreshes_inside_the_leeway_only(seller: Seller, platform: Platform) -> None:
-    connection = connect_via_sandbox(platform, seller)
+    connection = platform.connect(seller)
     expire_soon(connection, minutes=5)  # inside the sweep window, outside the leeway
     assert services.connection_access_token(connection_id=connection.id) == (
         connection.access_token
@@ -219,7 +215,7 @@ def test_access_token_refreshes_inside_the_leeway_only(seller: Seller, platform:
 
 
 def test_access_token_of_an_unconnected_connection_raises_not_live(seller: Seller) -> None:
-    connection = PlatformConnection.objects.create(seller=seller)
+    connection = PlatformConnectionFactory(seller=seller, not_connected=True)
     with pytest.raises(ConnectionNotLive):
         services.connection_access_token(connection_id=connection.id)
     with pytest.raises(ConnectionNotLive):
@@ -231,7 +227,7 @@ def test_disconnect_wipes_tokens_and_records_the_actor(
     staff_user,
     platform: Platform,
 ) -> None:
-    connection = connect_via_sandbox(platform, seller)
+    connection = platform.connect(seller)
 
     services.connection_disconnect(connection_id=connection.id, actor=staff_user)
 
@@ -249,7 +245,7 @@ def test_disconnect_wipes_tokens_and_records_the_actor(
 def test_refresh_task_retries_transient_failures(
     seller: Seller, platform: Platform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    connection = connect_via_sandbox(platform, seller)
+    connection = platform.connect(seller)
     expire_soon(connection)
     platform.sandbox.set_faults(endpoint="access_token", kind="503", count=1)
     retries = []

@@ -19,7 +19,7 @@ from marketplace.platform.models import PlatformCall
 from sellers import services, vault
 from sellers.errors import ReauthorizationRequired
 from sellers.models import ConnectionEvent, PlatformConnection, Seller
-from tests.sellers.conftest import CLIENT_SECRET, PLATFORM_SELLER, Platform
+from tests.app_fixtures import CLIENT_SECRET, PLATFORM_SELLER, Platform, page_text
 
 pytestmark = pytest.mark.django_db
 
@@ -51,7 +51,7 @@ def test_full_cycle_leaks_no_secret(
     assert response.status_code == 302
     connection = PlatformConnection.objects.get(seller=seller)
     secrets |= {connection.access_token, connection.refresh_token}
-    pages.append(client.get(reverse("sellers:connection")).content.decode())
+    pages.append(page_text(client.get(reverse("sellers:connection"))))
 
     # Refresh on use, then use the token on an order call.
     PlatformConnection.objects.filter(id=connection.id).update(
@@ -74,14 +74,14 @@ def test_full_cycle_leaks_no_secret(
         services.connection_refresh(
             connection_id=connection.id, force=True, stale_token_fingerprint=fingerprint
         )
-    pages.append(client.get(reverse("sellers:connection")).content.decode())
-    pages.append(client.get(reverse("sellers:portal")).content.decode())
+    pages.append(page_text(client.get(reverse("sellers:connection"))))
+    pages.append(page_text(client.get(reverse("sellers:portal"))))
     staff = Client()
     staff.force_login(staff_user)
     pages.append(
-        staff.get(
-            reverse("admin:sellers_platformconnection_change", args=[connection.id])
-        ).content.decode()
+        page_text(
+            staff.get(reverse("admin:sellers_platformconnection_change", args=[connection.id]))
+        )
     )
 
     assert len(secrets) == 6

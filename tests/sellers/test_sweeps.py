@@ -15,7 +15,7 @@ from django.utils import timezone
 from sellers import services, tasks
 from sellers.models import ConnectionEvent, PlatformConnection, Seller
 from sellers.selectors import REFRESH_REQUEUE_AFTER, connections_due_for_refresh
-from tests.sellers.conftest import Platform, connect_via_sandbox
+from tests.app_fixtures import Platform
 
 pytestmark = pytest.mark.django_db
 
@@ -40,8 +40,8 @@ def test_sweep_refreshes_a_connection_about_to_expire_and_leaves_fresh_ones(
     run_tasks_inline: list,
     django_capture_on_commit_callbacks,
 ) -> None:
-    expiring = connect_via_sandbox(platform, seller)
-    fresh = connect_via_sandbox(platform, other_seller, who="bob-shop")
+    expiring = platform.connect(seller)
+    fresh = platform.connect(other_seller, who="bob-shop")
     PlatformConnection.objects.filter(id=expiring.id).update(
         access_token_expires_at=timezone.now() + timedelta(minutes=8)
     )
@@ -64,7 +64,7 @@ def test_sweep_does_not_queue_the_same_connection_twice_until_the_mark_is_old(
 ) -> None:  # fmt: skip
     queued: list[int] = []
     monkeypatch.setattr(services, "_enqueue_refresh", lambda cid, countdown: queued.append(cid))
-    connection = connect_via_sandbox(platform, seller)
+    connection = platform.connect(seller)
     PlatformConnection.objects.filter(id=connection.id).update(
         access_token_expires_at=timezone.now() + timedelta(minutes=3)
     )
@@ -85,7 +85,7 @@ def test_sweep_works_in_bounded_batches(
     monkeypatch.setattr(services, "_enqueue_refresh", lambda cid, countdown: queued.append(cid))
     settings.TOKEN_REFRESH_BATCH_SIZE = 1
     for who, s in (("alice-shop", seller), ("bob-shop", other_seller)):
-        c = connect_via_sandbox(platform, s, who=who)
+        c = platform.connect(s, who=who)
         PlatformConnection.objects.filter(id=c.id).update(
             access_token_expires_at=timezone.now() + timedelta(minutes=2)
         )
@@ -137,7 +137,7 @@ def sweep(days_from_now: float = 0) -> services.ExpirySweepResult:
 def test_warnings_go_out_30_7_and_1_day_before_each_once(
     seller: Seller, platform: Platform, django_capture_on_commit_callbacks
 ) -> None:
-    connection = connect_via_sandbox(platform, seller)
+    connection = platform.connect(seller)
     set_refresh_expiry(connection, timedelta(days=40))
     with django_capture_on_commit_callbacks(execute=True):
         assert sweep().warned == 0  # 40 days out: nothing yet
@@ -161,7 +161,7 @@ def test_warnings_go_out_30_7_and_1_day_before_each_once(
 def test_a_late_first_sweep_sends_only_the_nearest_warning(
     seller: Seller, platform: Platform, django_capture_on_commit_callbacks
 ) -> None:
-    connection = connect_via_sandbox(platform, seller)
+    connection = platform.connect(seller)
     set_refresh_expiry(connection, timedelta(days=5))
     with django_capture_on_commit_callbacks(execute=True):
         assert sweep().warned == 1
@@ -170,7 +170,7 @@ def test_a_late_first_sweep_sends_only_the_nearest_warning(
 
 
 def test_expiry_warning_shows_on_the_portal(seller: Seller, platform: Platform) -> None:
-    connection = connect_via_sandbox(platform, seller)
+    connection = platform.connect(seller)
     set_refresh_expiry(connection, timedelta(days=6, hours=1))
     client = Client()
     client.force_login(seller.user)
@@ -182,7 +182,7 @@ def test_expiry_warning_shows_on_the_portal(seller: Seller, platform: Platform) 
 def test_lapsed_refresh_token_moves_to_needs_reauth(
     seller: Seller, platform: Platform, django_capture_on_commit_callbacks
 ) -> None:
-    connection = connect_via_sandbox(platform, seller)
+    connection = platform.connect(seller)
     set_refresh_expiry(connection, timedelta(hours=1))
     with django_capture_on_commit_callbacks(execute=True):
         result = sweep(days_from_now=0.1)
@@ -197,10 +197,10 @@ def test_lapsed_refresh_token_moves_to_needs_reauth(
 def test_reconnect_resets_the_warning_markers(
     seller: Seller, platform: Platform, django_capture_on_commit_callbacks
 ) -> None:
-    connection = connect_via_sandbox(platform, seller)
+    connection = platform.connect(seller)
     set_refresh_expiry(connection, timedelta(days=3))
     with django_capture_on_commit_callbacks(execute=True):
         sweep()
-    connection = connect_via_sandbox(platform, seller)
+    connection = platform.connect(seller)
     assert connection.refresh_warning_7d_sent_at is None
     assert connection.refresh_warning_30d_sent_at is None

@@ -14,7 +14,8 @@ from django.utils import timezone
 from sellers import services, vault
 from sellers.errors import VaultError
 from sellers.models import ConnectionEvent, PlatformConnection, Seller
-from tests.sellers.conftest import Platform, connect_via_sandbox
+from tests.app_fixtures import Platform
+from tests.factories import PlatformConnectionFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -26,7 +27,7 @@ def raw_row(connection_id: int) -> str:
 
 
 def test_database_row_holds_neither_token_in_clear(seller: Seller, platform: Platform) -> None:
-    connection = connect_via_sandbox(platform, seller)
+    connection = platform.connect(seller)
     row = raw_row(connection.id)
     assert connection.access_token not in row
     assert connection.refresh_token not in row
@@ -36,11 +37,11 @@ def test_database_row_holds_neither_token_in_clear(seller: Seller, platform: Pla
 def test_rotate_token_keys_reencrypts_so_the_old_key_can_go(
     seller: Seller, other_seller: Seller, platform: Platform, capsys: pytest.CaptureFixture
 ) -> None:
-    connection = connect_via_sandbox(platform, seller)
+    connection = platform.connect(seller)
     access, refresh = connection.access_token, connection.refresh_token
     old_key = settings.TOKEN_ENCRYPTION_KEYS[0]
     new_key = Fernet.generate_key().decode()
-    PlatformConnection.objects.create(seller=other_seller)  # no tokens: nothing to rotate
+    PlatformConnectionFactory(seller=other_seller, not_connected=True)  # nothing to rotate
 
     settings.TOKEN_ENCRYPTION_KEYS = [new_key, old_key]
     try:

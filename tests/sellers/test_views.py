@@ -6,17 +6,12 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils.html import escape
 
 from sellers.models import ConnectionEvent, PlatformConnection, Seller
-from tests.sellers.conftest import PLATFORM_SELLER_B, Platform, connect_via_sandbox
+from tests.app_fixtures import PLATFORM_SELLER_B, Platform, page_text, signed_in
 
 pytestmark = pytest.mark.django_db
-
-
-def signed_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.mark.parametrize("name", ["sellers:portal", "sellers:connection"])
@@ -54,7 +49,7 @@ def test_sign_in_page_signs_a_seller_in_and_out(seller: Seller) -> None:
 
 
 def test_portal_has_an_orders_section_with_empty_state(seller_client: Client) -> None:
-    body = seller_client.get(reverse("sellers:portal")).content.decode()
+    body = page_text(seller_client.get(reverse("sellers:portal")))
     assert 'id="orders"' in body
     assert "No orders yet." in body
     assert "Not connected" in body
@@ -63,11 +58,9 @@ def test_portal_has_an_orders_section_with_empty_state(seller_client: Client) ->
 def test_connection_page_shows_state_expiries_and_buttons(
     seller_client: Client, seller: Seller, platform: Platform
 ) -> None:
-    assert (
-        'id="connect-button"' in seller_client.get(reverse("sellers:connection")).content.decode()
-    )
-    connection = connect_via_sandbox(platform, seller)
-    body = seller_client.get(reverse("sellers:connection")).content.decode()
+    assert 'id="connect-button"' in page_text(seller_client.get(reverse("sellers:connection")))
+    connection = platform.connect(seller)
+    body = page_text(seller_client.get(reverse("sellers:connection")))
     assert "Connected" in body
     assert f"{connection.access_token_expires_at:%Y-%m-%d %H:%M}" in body
     assert f"{connection.refresh_token_expires_at:%Y-%m-%d %H:%M}" in body
@@ -81,12 +74,12 @@ def test_connection_page_shows_state_expiries_and_buttons(
 def test_seller_cannot_disconnect_another_sellers_connection(
     seller_client: Client, seller: Seller, other_seller: Seller, platform: Platform
 ) -> None:
-    bobs = connect_via_sandbox(platform, other_seller, who=PLATFORM_SELLER_B)
-    connect_via_sandbox(platform, seller)
+    bobs = platform.connect(other_seller, who=PLATFORM_SELLER_B)
+    platform.connect(seller)
 
     response = seller_client.post(reverse("sellers:disconnect"), {"connection_id": bobs.id})
 
-    assert response.status_code == 404
+    assert "Not Found" in page_text(response, status=404)
     assert PlatformConnection.objects.get(id=bobs.id).state == "connected"
     assert PlatformConnection.objects.get(seller=seller).state == "connected"
 
@@ -94,10 +87,10 @@ def test_seller_cannot_disconnect_another_sellers_connection(
 def test_seller_disconnects_own_connection(
     seller_client: Client, seller: Seller, platform: Platform
 ) -> None:
-    connection = connect_via_sandbox(platform, seller)
+    connection = platform.connect(seller)
     # The first POST (no JavaScript confirm) only asks
     response = seller_client.post(reverse("sellers:disconnect"), {"connection_id": connection.id})
-    assert "Disconnect from the platform?" in response.content.decode()
+    assert "Disconnect from the platform?" in page_text(response)
     assert PlatformConnection.objects.get(id=connection.id).state == "connected"
     response = seller_client.post(
         reverse("sellers:disconnect"),
@@ -113,12 +106,12 @@ def test_seller_disconnects_own_connection(
 
 
 def test_disconnect_needs_post_and_csrf(seller: Seller, platform: Platform) -> None:
-    connection = connect_via_sandbox(platform, seller)
+    connection = platform.connect(seller)
     client = Client(enforce_csrf_checks=True)
     client.force_login(seller.user)
     assert client.get(reverse("sellers:disconnect")).status_code == 405
     response = client.post(reverse("sellers:disconnect"), {"connection_id": connection.id})
-    assert response.status_code == 403
+    assert "CSRF verification failed" in page_text(response, status=403)
     assert PlatformConnection.objects.get(id=connection.id).state == "connected"
 
 
@@ -131,21 +124,27 @@ def test_admin_is_staff_only(seller_client: Client) -> None:
 def test_admin_shows_expiry_and_fingerprint_but_no_token(
     staff_user, seller: Seller, platform: Platform
 ) -> None:
-    connection = connect_via_sandbox(platform, seller)
+    connection = platform.connect(seller)
     client = signed_in(staff_user)
-    for url in (
-        reverse("admin:sellers_platformconnection_changelist"),
-        reverse("admin:sellers_platformconnection_change", args=[connection.id]),
-        reverse("admin:sellers_connectionevent_changelist"),
-        reverse("admin:sellers_seller_changelist"),
+    # Each page really lists this seller's rows (a 404 or an empty list shows no token either).
+    for url, shown in (
+        (reverse("admin:sellers_platformconnection_changelist"), f"{seller.id}: Connected"),
+        (
+            reverse("admin:sellers_platformconnection_change", args=[connection.id]),
+            connection.refresh_token_fingerprint,
+        ),
+        (reverse("admin:sellers_connectionevent_changelist"), "Connected for the first time"),
+        (reverse("admin:sellers_seller_changelist"), escape(seller.display_name)),
     ):
-        body = client.get(url).content.decode()
+        body = page_text(client.get(url))
+        assert shown in body, url
         assert connection.access_token not in body
         assert connection.refresh_token not in body
         assert connection.access_token_ciphertext not in body
-    detail = client.get(
-        reverse("admin:sellers_platformconnection_change", args=[connection.id])
-    ).content.decode()
+        assert connection.refresh_token_ciphertext not in body
+    detail = page_text(
+        client.get(reverse("admin:sellers_platformconnection_change", args=[connection.id]))
+    )
     assert connection.access_token_fingerprint in detail
     assert "Access token expires at" in detail
 
@@ -153,11 +152,12 @@ def test_admin_shows_expiry_and_fingerprint_but_no_token(
 def test_admin_action_disconnects_with_staff_as_actor(
     staff_user, seller: Seller, platform: Platform
 ) -> None:
-    connection = connect_via_sandbox(platform, seller)
-    signed_in(staff_user).post(
+    connection = platform.connect(seller)
+    response = signed_in(staff_user).post(
         reverse("admin:sellers_platformconnection_changelist"),
         {"action": "disconnect_selected", "_selected_action": [connection.id]},
     )
+    assert response.status_code == 302
     connection.refresh_from_db()
     assert connection.state == "disconnected"
     assert ConnectionEvent.objects.filter(seller=seller).first().actor == staff_user

@@ -15,6 +15,7 @@ from requests.adapters import BaseAdapter
 from marketplace.platform import oauth, transport
 from marketplace.platform.errors import (
     PlatformAuthError,
+    PlatformError,
     PlatformMalformedResponse,
     PlatformRateLimited,
     PlatformRejected,
@@ -24,7 +25,7 @@ from marketplace.platform.errors import (
 from marketplace.platform.models import PlatformCall
 from marketplace.platform.transport import thread_session
 from marketplace.redis_client import redis_client
-from tests.marketplace.conftest import CLIENT_ID, CLIENT_SECRET, REDIRECT_URL, Platform
+from tests.app_fixtures import CLIENT_ID, CLIENT_SECRET, REDIRECT_URL, Platform
 
 pytestmark = pytest.mark.django_db
 
@@ -203,7 +204,7 @@ def test_error_reports_of_failed_token_calls_show_no_secret(fake, settings, stat
     ):
         try:
             call()
-        except Exception:
+        except PlatformError:
             exc_type, exc, tb = sys.exc_info()
             # From the token function down: the test's own frame holds the secrets.
             report = ExceptionReporter(None, exc_type, exc, tb.tb_next.tb_next).get_traceback_text()
