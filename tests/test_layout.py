@@ -21,6 +21,19 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 APP_TOPS = ("marketplace", "sellers")
+TOPS = ("marketplace", "sellers", "sandbox")
+# The apps import downwards only (DESIGN.md, "The house"): a higher rank imports a lower
+# one, never the other way round nor sideways.
+APP_RANK = {
+    "marketplace.portal": 3,
+    "marketplace.dashboard": 3,
+    "marketplace.orders": 2,
+    "marketplace.returns": 2,
+    "marketplace.catalog": 2,
+    "sellers": 1,
+    "marketplace.platform": 0,
+}
+SANDBOX_ROOMS = {"common", "order_source", "orders_v2", "auth_api", "platform_api", "seller_sim"}
 
 
 def _modules(top: str) -> Iterator[tuple[str, Path]]:
@@ -56,32 +69,38 @@ def _imports(module: str, path: Path) -> set[str]:
     return found
 
 
-def _unit(name: str) -> str | None:
-    """The unit a module name belongs to, or None when it is not ours."""
+def _unit(name: str, depth: int = 2) -> str | None:
+    """The unit a module name belongs to (its first ``depth`` parts, as far as they are
+    packages or modules of ours), or None when it is not ours."""
     parts = name.split(".")
-    top = parts[0]
-    if top == "sellers":
-        return "sellers"
-    if top not in ("marketplace", "sandbox") or len(parts) == 1:
-        return top if top in ("marketplace", "sandbox") else None
-    second = REPO / top / parts[1]
-    if second.is_dir():
-        return f"{top}.{parts[1]}"
-    if second.with_suffix(".py").is_file():
-        return f"{top}.{parts[1]}"  # a root module is a unit of its own
-    return None  # a name imported from a package's __init__, not a module
+    if parts[0] not in TOPS:
+        return None
+    if parts[0] == "sellers":
+        depth -= 1  # an app at the level of marketplace's sub-packages
+    unit = [parts[0]]
+    folder = REPO / parts[0]
+    for part in parts[1:depth]:
+        if (folder / part).is_dir():
+            folder = folder / part
+            unit.append(part)
+        elif (folder / f"{part}.py").is_file():
+            unit.append(part)  # a module is a unit of its own
+            break
+        else:
+            break  # a name imported from a package's __init__, not a module
+    return ".".join(unit)
 
 
-def _edges(tops: tuple[str, ...]) -> dict[str, dict[str, set[str]]]:
+def _edges(tops: tuple[str, ...], depth: int = 2) -> dict[str, dict[str, set[str]]]:
     """unit -> imported unit -> the modules that make the edge (for the message)."""
     edges: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for top in tops:
         for module, path in _modules(top):
-            source = _unit(module)
+            source = _unit(module, depth)
             if source is None:
                 continue
             for name in _imports(module, path):
-                target = _unit(name)
+                target = _unit(name, depth)
                 if target is not None and target != source:
                     edges[source][target].add(module)
     return edges
@@ -196,11 +215,45 @@ def test_no_cycle_between_packages(
     assert not cycles, "import cycles:\n" + "\n".join(_describe(edges, c) for c in cycles)
 
 
-def test_the_sandbox_root_holds_only_project_files() -> None:
+def test_apps_import_only_apps_below_them(app_edges: dict[str, dict[str, set[str]]]) -> None:
+    apps = {"sellers"} | {
+        f"marketplace.{folder.name}"
+        for folder in (REPO / "marketplace").iterdir()
+        if (folder / "apps.py").is_file()
+    }
+    assert apps - set(APP_RANK) == set(), "a new app needs a place in APP_RANK"
+    offenders = [
+        f"{source} imports {target} (in {sorted(users)[0]})"
+        for source, targets in app_edges.items()
+        if source in APP_RANK
+        for target, users in targets.items()
+        if target in APP_RANK and APP_RANK[target] >= APP_RANK[source]
+    ]
+    assert not offenders, "\n".join(sorted(offenders))
+
+
+def test_the_sandbox_root_holds_only_project_files_and_rooms() -> None:
     """Everything else lives in one sub-package per API group (or ``common``)."""
     project_files = {"__init__.py", "__main__.py", "settings.py", "urls.py", "wsgi.py"}
-    root_modules = {p.name for p in (REPO / "sandbox").glob("*.py")}
-    assert root_modules - project_files == set()
+    entries = {p.name for p in (REPO / "sandbox").iterdir() if p.name != "__pycache__"}
+    assert entries - project_files - {"README.md"} == SANDBOX_ROOMS
+    for room in SANDBOX_ROOMS - {"seller_sim"}:  # the simulated seller serves no URL
+        assert (REPO / "sandbox" / room / "urls.py").is_file(), room
+
+
+def test_common_imports_no_room_and_the_simulated_seller_only_common(
+    sandbox_edges: dict[str, dict[str, set[str]]],
+) -> None:
+    assert set(sandbox_edges.get("sandbox.common", {})) == set()
+    assert set(sandbox_edges.get("sandbox.seller_sim", {})) <= {"sandbox.common"}
+
+
+def test_no_cycle_inside_the_sandbox_rooms() -> None:
+    """One level down too: the modules and nested packages of each room."""
+    edges = _edges(("sandbox",), depth=3)
+    graph = {source: set(targets) for source, targets in edges.items()}
+    cycles = _cycles(graph)
+    assert not cycles, "import cycles:\n" + "\n".join(_describe(edges, c) for c in cycles)
 
 
 def test_the_checker_sees_a_cycle() -> None:
