@@ -25,7 +25,7 @@ from marketplace.catalog.errors import ApiAccessNeeded, CatalogError
 from marketplace.catalog.models import ApiSignIn, PlatformApiAccess
 from marketplace.platform import auth_api
 from marketplace.platform.auth_api import AuthApi
-from marketplace.platform.errors import PlatformAuthError
+from marketplace.platform.errors import PlatformAuthError, PlatformError
 from marketplace.platform.exports import ExportsApi
 from marketplace.platform.imports import ImportsApi
 from marketplace.platform.transport import ApiKeyTransport
@@ -128,6 +128,10 @@ def access_sign_in_finish(
             else:
                 outcome = exc
             pending.save(update_fields=["wrong_codes", "state", "finished_at"])
+        except PlatformError as exc:
+            # Not the code's fault (a 5xx, a 429, an unreadable answer): the pending sign-in
+            # stays, and the transaction commits so the call log keeps the failed call.
+            outcome = exc
         else:
             access = access_get()
             access.username = username
@@ -143,7 +147,9 @@ def access_sign_in_finish(
             pending.finished_at = timezone.now()
             pending.save(update_fields=["state", "finished_at"])
             return access
-    # The wrong code's count is committed before the refusal is raised.
+    # The wrong code's count (and the call log of a failed call) is committed before the
+    # refusal is raised.
+    assert outcome is not None
     raise outcome
 
 
