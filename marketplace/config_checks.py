@@ -6,8 +6,15 @@ never echoed (it is a secret, or holds one, e.g. a password in EMAIL_URL).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from cryptography.fernet import Fernet
 from django.core.exceptions import ImproperlyConfigured
+
+if TYPE_CHECKING:  # settings import this module; Django's checks load when they run
+    from django.apps import AppConfig
+    from django.core.checks import CheckMessage
 
 SMTP_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
 KEY_HINT = (
@@ -133,7 +140,9 @@ def production_start_check(settings: object | None = None) -> None:
         raise ImproperlyConfigured("Production refuses development values: " + "; ".join(problems))
 
 
-def production_system_check(app_configs: object = None, **kwargs: object) -> list[object]:
+def production_system_check(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: object
+) -> list[CheckMessage]:
     """The same refusals as Django system check errors: ``manage.py check``, ``runserver``
     and ``migrate`` stop on them."""
     from django.conf import settings

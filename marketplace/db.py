@@ -6,7 +6,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db import connections, router
-from django.db.models import Count, IntegerField, Model, QuerySet, Subquery, Value
+from django.db.models import (
+    Count,
+    Field,
+    ForeignObjectRel,
+    IntegerField,
+    Model,
+    QuerySet,
+    Subquery,
+    Value,
+)
 from django.db.models.functions import Coalesce
 
 # Rows per statement: keeps the parameter count far below SQLite's limit (32766).
@@ -33,38 +42,51 @@ def rows_update(objs: Sequence[Model], fields: Sequence[str]) -> int:
     connection = connections[router.db_for_write(model)]
     quote = connection.ops.quote_name
     pk = meta.pk
-    columns = [meta.get_field(name) for name in fields]
+    columns = [_concrete(meta.get_field(name)) for name in fields]
     postgres = connection.vendor == "postgresql"
 
-    def placeholder(field: object) -> str:
+    def placeholder(field: Field[Any, Any]) -> str:
         # Postgres types VALUES columns from their first row; unknown-typed parameters
         # need a cast to the column's type. SQLite takes any value as it comes.
-        return f"%s::{field.db_type(connection)}" if postgres else "%s"  # type: ignore[attr-defined]
+        return f"%s::{field.db_type(connection)}" if postgres else "%s"
 
     row = "(" + ", ".join(placeholder(f) for f in [pk, *columns]) + ")"
-    params: list[object] = []
+    params: list[Any] = []  # as get_db_prep_save returns them, for the driver to adapt
     for obj in objs:
         params.append(pk.get_db_prep_save(obj.pk, connection))
         params.extend(f.get_db_prep_save(getattr(obj, f.attname), connection) for f in columns)
     if postgres:
-        names = ["_pk", *(f.column for f in columns)]
+        names = ["_pk", *(_column(f) for f in columns)]
         alias = "v(" + ", ".join(quote(n) for n in names) + ")"
     else:  # SQLite names VALUES columns column1, column2, ... and takes no column list
         names = [f"column{i}" for i in range(1, len(columns) + 2)]
         alias = "v"
     table = quote(meta.db_table)
     assignments = ", ".join(
-        f"{quote(f.column)} = v.{quote(name)}" for f, name in zip(columns, names[1:], strict=True)
+        f"{quote(_column(f))} = v.{quote(name)}" for f, name in zip(columns, names[1:], strict=True)
     )
     # Only quoted names from the model's meta go into the text; every value is a parameter.
     sql = (
         f"UPDATE {table} SET {assignments} "  # noqa: S608
         f"FROM (VALUES {', '.join([row] * len(objs))}) AS {alias} "
-        f"WHERE {table}.{quote(pk.column)} = v.{quote(names[0])}"
+        f"WHERE {table}.{quote(_column(pk))} = v.{quote(names[0])}"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.rowcount
+
+
+def _concrete(field: Field[Any, Any] | ForeignObjectRel) -> Field[Any, Any]:
+    # Like bulk_update: a reverse relation has no column to write.
+    if not isinstance(field, Field):
+        raise ValueError(f"rows_update() writes fields with a column, not {field.name!r}")
+    return field
+
+
+def _column(field: Field[Any, Any]) -> str:
+    if field.column is None:  # e.g. a ForeignObject: nothing to write
+        raise ValueError(f"rows_update() writes fields with a column, not {field.name!r}")
+    return field.column
 
 
 def count_subquery(queryset: QuerySet[Any], group_by: str) -> Coalesce:

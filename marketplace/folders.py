@@ -20,7 +20,7 @@ def local_folders() -> list[Path]:
         settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("processed_folder"),
         settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("control_folder"),
     ):
-        if folder:
+        if isinstance(folder, str) and folder:
             folders.append(Path(folder))
     database = settings.DATABASES["default"]
     if database["ENGINE"] == "django.db.backends.sqlite3" and str(database["NAME"]) != ":memory:":

@@ -4,14 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
+from typing import cast
 
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from sellers import selectors
+from sellers.models import Seller
 
 View = Callable[..., HttpResponse]
+
+
+class SellerRequest(HttpRequest):
+    """What a ``seller_required`` view is given (a type for annotations only): a request
+    of a signed-in user, with ``seller`` their seller profile."""
+
+    user: User
+    seller: Seller
 
 
 def seller_required(view: View) -> View:
@@ -24,7 +35,8 @@ def seller_required(view: View) -> View:
         seller = selectors.seller_for_user(user=request.user)
         if seller is None:
             return render(request, "sellers/not_a_seller.html", {"staff": False}, status=403)
-        request.seller = seller
-        return view(request, *args, **kwargs)
+        seller_request = cast(SellerRequest, request)  # the same object, seller added now
+        seller_request.seller = seller
+        return view(seller_request, *args, **kwargs)
 
     return login_required(wrapper)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Q, QuerySet
 
 from sellers.models import ConnectionEvent, PlatformConnection, Seller
@@ -27,8 +28,10 @@ def warning_days() -> list[int]:
     return sorted(d for d in settings.REFRESH_TOKEN_WARNING_DAYS if d in WARNING_MARKERS)
 
 
-def seller_for_user(*, user: object) -> Seller | None:
-    return Seller.objects.filter(user=user).first() if getattr(user, "pk", None) else None
+def seller_for_user(*, user: User | AnonymousUser) -> Seller | None:
+    if isinstance(user, AnonymousUser) or not user.pk:
+        return None
+    return Seller.objects.filter(user=user).first()
 
 
 def connection_get_for_seller(*, seller: Seller) -> PlatformConnection | None:

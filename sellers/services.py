@@ -390,7 +390,11 @@ def connection_refresh(
             # once the platform rotated it, the old one is dead.
             connection.tokens_set(
                 access_token=tokens.access_token,
-                refresh_token=tokens.refresh_token if rotated else connection.refresh_token,
+                refresh_token=(
+                    tokens.refresh_token
+                    if tokens.refresh_token is not None  # rotated
+                    else connection.refresh_token
+                ),
             )
             connection.access_token_expires_at = now + timedelta(seconds=tokens.expires_in)
             if rotated:

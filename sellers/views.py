@@ -14,7 +14,7 @@ from django.views.decorators.debug import sensitive_variables
 from django.views.decorators.http import require_GET, require_POST
 
 from sellers import selectors, services
-from sellers.access import seller_required
+from sellers.access import SellerRequest, seller_required
 from sellers.errors import AuthorizationFailed, OAuthStateInvalid
 from sellers.forms import ConnectionActionForm, SellerSignInForm
 from sellers.models import PlatformConnection
@@ -46,7 +46,7 @@ class SellerLogoutView(auth_views.LogoutView):
 @require_GET
 @seller_required
 @never_cache
-def connection(request: HttpRequest) -> HttpResponse:
+def connection(request: SellerRequest) -> HttpResponse:
     context = selectors.connection_card(seller=request.seller, now=timezone.now())
     context["events"] = selectors.connection_events_for_seller(seller=request.seller, limit=25)
     return render(request, "sellers/connection.html", context)
@@ -54,7 +54,7 @@ def connection(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @seller_required
-def connection_connect(request: HttpRequest) -> HttpResponse:
+def connection_connect(request: SellerRequest) -> HttpResponse:
     start = services.connection_authorization_start(seller=request.seller, actor=request.user)
     request.session[SESSION_STATE_KEY] = start.state_hash
     return redirect(start.url)
@@ -74,7 +74,7 @@ def connection_callback(request: HttpRequest) -> HttpResponse:
 
 @seller_required
 @sensitive_variables()
-def _connection_callback(request: HttpRequest) -> HttpResponse:
+def _connection_callback(request: SellerRequest) -> HttpResponse:
     try:
         services.connection_authorization_complete(
             seller=request.seller,
@@ -107,7 +107,7 @@ def _connection_callback(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @seller_required
-def connection_disconnect(request: HttpRequest) -> HttpResponse:
+def connection_disconnect(request: SellerRequest) -> HttpResponse:
     form = ConnectionActionForm(request.POST)
     if not form.is_valid():
         raise Http404("no such connection")

@@ -19,10 +19,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import IO
+from typing import IO, TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from marketplace.catalog.mapping import LISTING_COLUMNS, REQUIRED_COLUMNS
+
+if TYPE_CHECKING:
+    from _csv import Reader  # what csv.reader returns
 
 DELIMITERS = {"comma": ",", "tab": "\t", "pipe": "|", "semicolon": ";"}
 CONDITIONS = frozenset({"new", "used", "refurbished"})
@@ -51,7 +54,7 @@ class Record:
     values: dict[str, str]
 
 
-def _open_bytes(raw: IO[bytes], compression: str) -> IO[bytes]:
+def _open_bytes(raw: IO[bytes], compression: str) -> IO[bytes] | gzip.GzipFile:
     if compression == "gzip":
         if raw.read(2) != b"\x1f\x8b":
             raise FeedMalformed("the file is not gzip-compressed, as the feed is configured")
@@ -89,7 +92,7 @@ def feed_records(raw: IO[bytes], *, compression: str, delimiter: str) -> Iterato
         raise FeedMalformed(f"the file is not valid CSV: {exc}") from exc
 
 
-def _records(reader: Iterator[list[str]]) -> Iterator[Record]:
+def _records(reader: Reader) -> Iterator[Record]:
     header_row = next(reader, None)
     if not header_row:
         raise FeedMalformed("the file is empty: no header row")
@@ -104,7 +107,7 @@ def _records(reader: Iterator[list[str]]) -> Iterator[Record]:
     for row in reader:
         if not row or (len(row) == 1 and not row[0].strip()):
             continue
-        line = reader.line_num  # type: ignore[attr-defined]
+        line = reader.line_num
         if len(row) != width:
             yield Record(line=line, values={"__width__": str(len(row))})
             continue

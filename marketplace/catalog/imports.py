@@ -295,7 +295,8 @@ def status_import_targets_set(*, source: CatalogSource, targets: dict[str, str])
         with platform_api(hold_wait=HOLD_WAIT, seller_id=source.seller_id) as api:
             _file_map_put(api, source=source, import_id=status_import.import_id, maps=maps)
             stored = api.imports.get(db_id=source.db_id, import_id=status_import.import_id)
-        held = stored.get("file_map") if isinstance(stored.get("file_map"), dict) else {}
+        file_map = stored.get("file_map")
+        held = file_map if isinstance(file_map, dict) else {}
         if held.get("maps") != maps:
             raise CatalogError("The platform did not keep the new target fields.")
     except (CatalogError, PlatformError) as exc:

@@ -8,6 +8,7 @@ file needs no second mapping on our side.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 # Listing columns a feed may carry, in the order the default feed writes them.
@@ -70,10 +71,11 @@ def mapping_default() -> FeedMapping:
     return FeedMapping(pairs=DEFAULT_MAPPING)
 
 
-def mapping_from_json(value: object) -> FeedMapping:
+def mapping_from_json(value: Iterable[Sequence[object]] | None) -> FeedMapping:
+    """A stored mapping (``CatalogSource.export_fields``: ``[[column, field], ...]``)."""
     if not value:
         return mapping_default()
-    return FeedMapping(pairs=tuple((str(c), str(f)) for c, f in value))  # type: ignore[union-attr]
+    return FeedMapping(pairs=tuple((str(c), str(f)) for c, f in value))
 
 
 def mapping_parse(text: str) -> FeedMapping:

@@ -25,13 +25,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Model
 from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
 
 from marketplace.catalog.access import PlatformApi, platform_api
 from marketplace.catalog.errors import ApiAccessNeeded, CatalogError
-from marketplace.catalog.models import CatalogSource
+from marketplace.catalog.models import CatalogSource, StatusImport
 from marketplace.platform.errors import PlatformError, PlatformRejected
 
 logger = logging.getLogger(__name__)
@@ -48,7 +47,7 @@ class Kind:
     group: Callable[[PlatformApi], Any]  # its API group: api.exports, api.imports
     id_arg: str  # the group's name for the object's id: "export_id", "import_id"
     url_field: str  # the field holding the URL we gave it: how an orphan is recognised
-    model: type[Model]  # the record that holds one (CatalogSource, StatusImport)
+    model: type[CatalogSource | StatusImport]  # the record that holds one
     source_field: str  # the record's CatalogSource ("" when the record is that source)
     cleanup_field: str  # the record's field naming an object left to delete, or ""
     # The failure in words for people, from a prefix ("Changing the schedule failed")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hmac
 import tempfile
 import uuid
-from typing import IO
+from typing import TYPE_CHECKING
 
 from django.core.files import File
 from django.db import transaction
@@ -17,6 +17,9 @@ from marketplace.catalog import dispatch
 from marketplace.catalog.feeds import feed_password_hash
 from marketplace.catalog.ingest import feed_storage
 from marketplace.catalog.models import CatalogSource, FeedRun
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsRead  # a request body, a file: anything with read(n)
 
 # A feed of 100 000 products is ~30 MB as plain CSV; far less gzipped.
 FEED_MAX_BYTES = 512 * 1024 * 1024
@@ -49,7 +52,9 @@ def feed_source_authenticate(*, feed_key: str, username: str, password: str) -> 
     return source
 
 
-def feed_file_receive(*, source: CatalogSource, stream: IO[bytes], file_name: str) -> FeedRun:
+def feed_file_receive(
+    *, source: CatalogSource, stream: SupportsRead[bytes], file_name: str
+) -> FeedRun:
     """Store the body (at most FEED_MAX_BYTES) and record a run queued for ingestion."""
     suffix = {"gzip": ".gz", "zip": ".zip"}.get(source.compression, "")
     name = f"{source.seller_id}/{uuid.uuid4().hex}.csv{suffix}"

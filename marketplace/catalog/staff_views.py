@@ -210,7 +210,7 @@ def seller_catalog(request: HttpRequest, seller_id: int) -> HttpResponse:
     listings = selectors.listing_list(
         seller_id=seller.pk, q=criteria.get("q", ""), status=criteria.get("status", "")
     )
-    feed_form = FeedForm()
+    feed_form: FeedForm | None = FeedForm()
     schedule_form = None
     if source is not None and source.has_feed:
         minute, hour, _, _, day = (source.cron or "0 2 * * *").split()[:5]
@@ -269,7 +269,9 @@ def feed_provision(request: HttpRequest, seller_id: int) -> HttpResponse:
     if not form.is_valid():
         for field, errors in form.errors.items():
             for error in errors:
-                messages.error(request, f"{field}: {error}" if field != "__all__" else error)
+                # django-stubs: an ErrorList's items are str when iterated (its __getitem__
+                # turns each ValidationError into its message), not ValidationError.
+                messages.error(request, f"{field}: {error}" if field != "__all__" else error)  # type: ignore[arg-type]
         return back(seller)
     data = form.cleaned_data
     try:

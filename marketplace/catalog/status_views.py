@@ -6,6 +6,7 @@ memory."""
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.views.decorators.debug import sensitive_variables
 from django.views.decorators.http import require_http_methods
 
@@ -21,7 +22,7 @@ from marketplace.catalog.status_file import status_csv_chunks
 # HEAD answers as GET does (credentials, 404, headers) without a body or building the file.
 @require_http_methods(["GET", "HEAD"])
 @sensitive_variables("credentials")
-def listing_status(request: HttpRequest, status_key: str) -> HttpResponse:
+def listing_status(request: HttpRequest, status_key: str) -> HttpResponseBase:
     credentials = basic_credentials(request)
     try:
         status_import = status_import_authenticate(

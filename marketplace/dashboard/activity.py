@@ -135,7 +135,8 @@ def _from_snapshot(snapshot: ActivitySnapshot) -> Activity:
         computed_at=snapshot.computed_at,
         connection_counts=data["connection_counts"],
         **{name: data[name] for name in _SCALARS},
-        **{name: _moment(data[name]) for name in _MOMENTS},
+        oldest_pull_success_at=_moment(data["oldest_pull_success_at"]),
+        oldest_due_push_at=_moment(data["oldest_due_push_at"]),
         sync_counts=[
             Tally(value, OrderSync.Status(value).label, counts.get(value, 0), badge)
             for value, badge in SYNC_BADGES.items()
@@ -144,7 +145,7 @@ def _from_snapshot(snapshot: ActivitySnapshot) -> Activity:
         failed_calls_24h=data["failed_calls_24h"],
         push_failures_24h=data["push_failures_24h"],
         chart=[
-            HourBucket(start=parse_datetime(start), pushes=p, pulls=g, failures=f)
+            HourBucket(start=datetime.fromisoformat(start), pushes=p, pulls=g, failures=f)
             for start, p, g, f in data["chart"]
         ],
     )

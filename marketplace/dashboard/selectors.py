@@ -7,6 +7,7 @@ per-row counts are correlated subqueries (``annotate``), never a query per row.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -51,14 +52,14 @@ RECENT_CALLS = 50
 ATTENTION_LIMIT = 10
 
 # The status badge class for each sync status and connection state (templates use these).
-SYNC_BADGES = {
+SYNC_BADGES: dict[str, str] = {
     SyncStatus.SYNCED: "ok",
     SyncStatus.PENDING: "info",
     SyncStatus.RETRYING: "warn",
     SyncStatus.WAITING_FOR_CONNECTION: "warn",
     SyncStatus.FAILED: "bad",
 }
-CONNECTION_BADGES = {
+CONNECTION_BADGES: dict[str, str] = {
     ConnState.CONNECTED: "ok",
     ConnState.NEEDS_REAUTH: "bad",
     ConnState.DISCONNECTED: "warn",
@@ -180,7 +181,7 @@ def calls_per_hour(*, now: datetime, hours: int = CHART_HOURS) -> list[HourBucke
     buckets = []
     for index in range(hours):
         hour = start + timedelta(hours=index)
-        row = by_hour.get(hour, {})
+        row: Mapping[str, Any] = by_hour.get(hour, {})
         buckets.append(
             HourBucket(
                 start=hour,

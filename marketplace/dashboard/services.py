@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -33,7 +33,7 @@ Kind = StaffAction.Kind
 def _record(
     *,
     kind: str,
-    actor: AbstractBaseUser,
+    actor: User,
     ok: bool,
     result: str,
     seller_id: int | None = None,
@@ -50,7 +50,7 @@ def _record(
     )
 
 
-def staff_order_retry(*, order: Order, actor: AbstractBaseUser) -> StaffAction:
+def staff_order_retry(*, order: Order, actor: User) -> StaffAction:
     """Push one order again now (a failed one, usually)."""
     sync = order_sync_retry(order_id=order.id, actor=actor.get_username())
     sync = OrderSync.objects.get(pk=sync.pk)  # the push may already have run
@@ -72,7 +72,7 @@ def staff_order_retry(*, order: Order, actor: AbstractBaseUser) -> StaffAction:
     )
 
 
-def staff_seller_failed_retry(*, seller: Seller, actor: AbstractBaseUser) -> StaffAction:
+def staff_seller_failed_retry(*, seller: Seller, actor: User) -> StaffAction:
     queued = seller_failed_orders_retry(seller_id=seller.id, actor=actor.get_username())
     still_failed = OrderSync.objects.filter(
         order__seller_id=seller.id, status=OrderSync.Status.FAILED
@@ -89,7 +89,7 @@ def staff_seller_failed_retry(*, seller: Seller, actor: AbstractBaseUser) -> Sta
     )
 
 
-def staff_connection_refresh(*, seller: Seller, actor: AbstractBaseUser) -> StaffAction:
+def staff_connection_refresh(*, seller: Seller, actor: User) -> StaffAction:
     """Refresh the access token now. ``seen_generation`` makes it race-safe: if another
     worker changed the grant in the meantime, that refresh already did the job."""
     connection = PlatformConnection.objects.filter(seller=seller).first()
@@ -121,7 +121,7 @@ def staff_connection_refresh(*, seller: Seller, actor: AbstractBaseUser) -> Staf
     )
 
 
-def staff_seller_pull(*, seller: Seller, actor: AbstractBaseUser) -> StaffAction:
+def staff_seller_pull(*, seller: Seller, actor: User) -> StaffAction:
     """Queue a pull of the seller's fulfillments now (it runs on a worker: a big seller's
     pull takes longer than a web request should)."""
     from marketplace.orders.tasks import seller_pull_task
@@ -146,7 +146,7 @@ def staff_seller_pull(*, seller: Seller, actor: AbstractBaseUser) -> StaffAction
     return _record(kind=Kind.SELLER_PULL, actor=actor, ok=ok, result=result, seller_id=seller.id)
 
 
-def staff_connection_disconnect(*, seller: Seller, actor: AbstractBaseUser) -> StaffAction:
+def staff_connection_disconnect(*, seller: Seller, actor: User) -> StaffAction:
     connection = PlatformConnection.objects.filter(seller=seller).first()
     if connection is None:
         return _record(

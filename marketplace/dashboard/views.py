@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from django.contrib import messages
-from django.core.paginator import Paginator
+from django.core.paginator import Page, Paginator
+from django.db.models import Model, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -20,7 +22,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from marketplace.access import staff_required
+from marketplace.access import StaffRequest, staff_required
 from marketplace.dashboard import selectors, services
 from marketplace.dashboard.charts import chart_legend, hourly_bars_svg
 from marketplace.dashboard.forms import OrderFilterForm, SellerFilterForm, cleaned
@@ -31,9 +33,10 @@ from marketplace.orders.selectors import line_fulfillments
 from sellers.models import PlatformConnection, Seller
 
 PAGE_SIZE = 25
+_M = TypeVar("_M", bound=Model)
 
 
-def _page(request: HttpRequest, queryset: object) -> object:
+def _page(request: HttpRequest, queryset: QuerySet[_M]) -> Page[_M]:
     return Paginator(queryset, PAGE_SIZE).get_page(request.GET.get("page"))
 
 
@@ -263,7 +266,7 @@ def _confirmed_action(
 
 @require_POST
 @staff_required
-def order_retry(request: HttpRequest, order_id: int) -> HttpResponse:
+def order_retry(request: StaffRequest, order_id: int) -> HttpResponse:
     order = _order_or_404(order_id)
     return _confirmed_action(
         request,
@@ -279,7 +282,7 @@ def order_retry(request: HttpRequest, order_id: int) -> HttpResponse:
 
 @require_POST
 @staff_required
-def seller_retry_failed(request: HttpRequest, seller_id: int) -> HttpResponse:
+def seller_retry_failed(request: StaffRequest, seller_id: int) -> HttpResponse:
     seller = _seller_or_404(seller_id)
     return _confirmed_action(
         request,
@@ -295,7 +298,7 @@ def seller_retry_failed(request: HttpRequest, seller_id: int) -> HttpResponse:
 
 @require_POST
 @staff_required
-def seller_refresh(request: HttpRequest, seller_id: int) -> HttpResponse:
+def seller_refresh(request: StaffRequest, seller_id: int) -> HttpResponse:
     seller = _seller_or_404(seller_id)
     return _confirmed_action(
         request,
@@ -311,7 +314,7 @@ def seller_refresh(request: HttpRequest, seller_id: int) -> HttpResponse:
 
 @require_POST
 @staff_required
-def seller_pull(request: HttpRequest, seller_id: int) -> HttpResponse:
+def seller_pull(request: StaffRequest, seller_id: int) -> HttpResponse:
     seller = _seller_or_404(seller_id)
     return _confirmed_action(
         request,
@@ -327,7 +330,7 @@ def seller_pull(request: HttpRequest, seller_id: int) -> HttpResponse:
 
 @require_POST
 @staff_required
-def seller_disconnect(request: HttpRequest, seller_id: int) -> HttpResponse:
+def seller_disconnect(request: StaffRequest, seller_id: int) -> HttpResponse:
     seller = _seller_or_404(seller_id)
     return _confirmed_action(
         request,

@@ -22,16 +22,17 @@ class OrderLineInline(admin.TabularInline):
     model = OrderLine
     extra = 0
     can_delete = False
-    fields = ["mp_line_number", "sku", "product_name", "quantity", "unit_price"]
-    readonly_fields = fields
+    # Tuples, so that one value fits both attributes' types (lists are invariant).
+    readonly_fields = ("mp_line_number", "sku", "product_name", "quantity", "unit_price")
+    fields = readonly_fields
 
 
 class ValidationProblemInline(admin.TabularInline):
     model = ValidationProblem
     extra = 0
     can_delete = False
-    fields = ["code", "mp_line_number", "message", "reported_at", "resolved_at"]
-    readonly_fields = fields
+    readonly_fields = ("code", "mp_line_number", "message", "reported_at", "resolved_at")
+    fields = readonly_fields
 
 
 @admin.register(Order)

@@ -19,7 +19,7 @@ import unicodedata
 from collections.abc import Callable
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import pycountry
 from pydantic import (
@@ -31,6 +31,7 @@ from pydantic import (
     Field,
     WithJsonSchema,
 )
+from pydantic.fields import FieldInfo
 
 CENT = Decimal("0.01")
 
@@ -157,8 +158,9 @@ def intake_text(
     max_length: int,
     min_length: int | None = None,
     description: str | None = None,
-) -> Any:
-    """A string field whose rule is ``pattern``, in the document and in the validator.
+) -> tuple[FieldInfo, AfterValidator]:
+    """The rules of a string field whose rule is ``pattern``, in the document and in the
+    validator: ``Annotated[str, *intake_text(...)]`` (so type checkers see a ``str``).
 
     Every pattern but the URL segment's refuses the characters of ``REFUSED_RULE``; the
     description says so (the pattern alone cannot name those above U+FFFF)."""
@@ -167,8 +169,7 @@ def intake_text(
         if pattern == NOTES_PATTERN:
             rule += " Tab, line feed and carriage return are allowed."
         description = f"{description} {rule}" if description else rule
-    return Annotated[
-        str,
+    return (
         Field(
             min_length=min_length,
             max_length=max_length,
@@ -176,7 +177,7 @@ def intake_text(
             json_schema_extra={"pattern": f"^{pattern}$"},
         ),
         AfterValidator(_matcher(pattern, message)),
-    ]
+    )
 
 
 def _one_of(codes: list[str], what: str) -> Callable[[str], str]:
@@ -190,12 +191,14 @@ def _one_of(codes: list[str], what: str) -> Callable[[str], str]:
     return check
 
 
-def _code(codes: list[str], what: str, description: str = "") -> Any:
-    return Annotated[
-        str,
+def _code(
+    codes: list[str], what: str, description: str = ""
+) -> tuple[AfterValidator, WithJsonSchema]:
+    """The rules of a code field: ``Annotated[str, *_code(...)]``."""
+    return (
         AfterValidator(_one_of(codes, what)),
         WithJsonSchema({"type": "string", "enum": codes, "description": description or what}),
-    ]
+    )
 
 
 def _money_from_string(value: object) -> object:
@@ -230,8 +233,10 @@ def _in_utc(value: datetime) -> datetime:
         raise ValueError("is outside the years 1 to 9999 in UTC") from None
 
 
-RequiredText = intake_text(REQUIRED_TEXT_PATTERN, REQUIRED_TEXT_MESSAGE, max_length=200)
-Text = intake_text(max_length=200)
+RequiredText = Annotated[
+    str, *intake_text(REQUIRED_TEXT_PATTERN, REQUIRED_TEXT_MESSAGE, max_length=200)
+]
+Text = Annotated[str, *intake_text(max_length=200)]
 Money = Annotated[
     Decimal,
     BeforeValidator(_money_from_string),
@@ -250,15 +255,21 @@ DateTime = Annotated[
     AfterValidator(_in_utc),
     WithJsonSchema({"type": "string", "format": "date-time"}),
 ]
-OrderNumber = intake_text(
-    SEGMENT_PATTERN, SEGMENT_MESSAGE, max_length=128, description="One URL path segment"
-)
-LineNumber = intake_text(
-    SEGMENT_PATTERN,
-    SEGMENT_MESSAGE,
-    max_length=128,
-    description="One URL path segment; unique within the order",
-)
+OrderNumber = Annotated[
+    str,
+    *intake_text(
+        SEGMENT_PATTERN, SEGMENT_MESSAGE, max_length=128, description="One URL path segment"
+    ),
+]
+LineNumber = Annotated[
+    str,
+    *intake_text(
+        SEGMENT_PATTERN,
+        SEGMENT_MESSAGE,
+        max_length=128,
+        description="One URL path segment; unique within the order",
+    ),
+]
 Quantity = Annotated[int, Field(strict=True, ge=1, le=100_000), BeforeValidator(_whole_number)]
 
 
@@ -269,9 +280,9 @@ class _Strict(BaseModel):
 class CustomerIn(_Strict):
     full_name: RequiredText
     # Required: the platform needs an address to reach the buyer.
-    email: intake_text(EMAIL_PATTERN, EMAIL_MESSAGE, max_length=254)
-    phone: intake_text(max_length=40) | None = None
-    vat: intake_text(max_length=40) | None = None
+    email: Annotated[str, *intake_text(EMAIL_PATTERN, EMAIL_MESSAGE, max_length=254)]
+    phone: Annotated[str, *intake_text(max_length=40)] | None = None
+    vat: Annotated[str, *intake_text(max_length=40)] | None = None
 
 
 class AddressIn(_Strict):
@@ -279,33 +290,39 @@ class AddressIn(_Strict):
     address1: RequiredText
     address2: Text | None = None
     address3: Text | None = None
-    city: intake_text(REQUIRED_TEXT_PATTERN, REQUIRED_TEXT_MESSAGE, max_length=100)
-    state: intake_text(max_length=100) | None = None
-    postal_code: intake_text(REQUIRED_TEXT_PATTERN, REQUIRED_TEXT_MESSAGE, max_length=20)
-    country_code: _code(COUNTRY_CODES_ALPHA3, "ISO 3166-1 alpha-3")
-    country_code_iso2: _code(COUNTRY_CODES_ALPHA2, "ISO 3166-1 alpha-2") | None = None
+    city: Annotated[str, *intake_text(REQUIRED_TEXT_PATTERN, REQUIRED_TEXT_MESSAGE, max_length=100)]
+    state: Annotated[str, *intake_text(max_length=100)] | None = None
+    postal_code: Annotated[
+        str, *intake_text(REQUIRED_TEXT_PATTERN, REQUIRED_TEXT_MESSAGE, max_length=20)
+    ]
+    country_code: Annotated[str, *_code(COUNTRY_CODES_ALPHA3, "ISO 3166-1 alpha-3")]
+    country_code_iso2: Annotated[str, *_code(COUNTRY_CODES_ALPHA2, "ISO 3166-1 alpha-2")] | None = (
+        None
+    )
     address_type: Literal["residential", "business"] | None = None
-    phone: intake_text(max_length=40) | None = None
+    phone: Annotated[str, *intake_text(max_length=40)] | None = None
 
 
 class TaxIn(_Strict):
-    type: intake_text(REQUIRED_TEXT_PATTERN, REQUIRED_TEXT_MESSAGE, max_length=40)
+    type: Annotated[str, *intake_text(REQUIRED_TEXT_PATTERN, REQUIRED_TEXT_MESSAGE, max_length=40)]
     amount: Money
 
 
 class DiscountIn(_Strict):
-    name: intake_text(REQUIRED_TEXT_PATTERN, REQUIRED_TEXT_MESSAGE, max_length=100)
+    name: Annotated[str, *intake_text(REQUIRED_TEXT_PATTERN, REQUIRED_TEXT_MESSAGE, max_length=100)]
     amount: Money
-    type: intake_text(REQUIRED_TEXT_PATTERN, REQUIRED_TEXT_MESSAGE, max_length=40)
+    type: Annotated[str, *intake_text(REQUIRED_TEXT_PATTERN, REQUIRED_TEXT_MESSAGE, max_length=40)]
 
 
 class OrderLineIn(_Strict):
     mp_line_number: LineNumber
-    sku: intake_text(REQUIRED_TEXT_PATTERN, REQUIRED_TEXT_MESSAGE, max_length=128)
-    product_name: intake_text(REQUIRED_TEXT_PATTERN, REQUIRED_TEXT_MESSAGE, max_length=300)
+    sku: Annotated[str, *intake_text(REQUIRED_TEXT_PATTERN, REQUIRED_TEXT_MESSAGE, max_length=128)]
+    product_name: Annotated[
+        str, *intake_text(REQUIRED_TEXT_PATTERN, REQUIRED_TEXT_MESSAGE, max_length=300)
+    ]
     quantity: Quantity
     unit_price: Money
-    shipping_method: intake_text(max_length=64) | None = None
+    shipping_method: Annotated[str, *intake_text(max_length=64)] | None = None
     shipping_price: Money = Decimal("0.00")
     taxes: list[TaxIn] = Field(default_factory=list, max_length=20)
     discounts: list[DiscountIn] = Field(default_factory=list, max_length=20)
@@ -317,30 +334,40 @@ class OrderIn(_Strict):
     field otherwise); an order number already used with a different body is 409."""
 
     mp_order_number: OrderNumber
-    seller: intake_text(
-        REQUIRED_TEXT_PATTERN,
-        REQUIRED_TEXT_MESSAGE,
-        max_length=150,
-        description="The username of an existing seller",
-    )
+    seller: Annotated[
+        str,
+        *intake_text(
+            REQUIRED_TEXT_PATTERN,
+            REQUIRED_TEXT_MESSAGE,
+            max_length=150,
+            description="The username of an existing seller",
+        ),
+    ]
     marketplace_state: Literal["PENDING", "AWAITING_SHIPMENT"] = Field(
         default="AWAITING_SHIPMENT",
         description="Orders enter as PENDING or AWAITING_SHIPMENT; SHIPPED is set by settlement.",
     )
-    sales_channel: intake_text(REQUIRED_TEXT_PATTERN, REQUIRED_TEXT_MESSAGE, max_length=64)
+    sales_channel: Annotated[
+        str, *intake_text(REQUIRED_TEXT_PATTERN, REQUIRED_TEXT_MESSAGE, max_length=64)
+    ]
     purchase_date: DateTime
-    currency: _code(
-        CURRENCY_CODES,
-        "ISO 4217 currency",
-        "ISO 4217 currency code; the codes of precious metals (XAU, XAG, XPD, XPT), testing "
-        "(XTS), no currency (XXX), bond-market units and units of account (XBA-XBD, XDR, XSU, "
-        "XUA, XAD) and funds (BOV, CHE, CHW, CLF, COU, MXV, USN, USS, UYI, UYW) are refused",
-    )
-    location: intake_text(max_length=128) | None = None
+    currency: Annotated[
+        str,
+        *_code(
+            CURRENCY_CODES,
+            "ISO 4217 currency",
+            "ISO 4217 currency code; the codes of precious metals (XAU, XAG, XPD, XPT), testing "
+            "(XTS), no currency (XXX), bond-market units and units of account (XBA-XBD, XDR, XSU, "
+            "XUA, XAD) and funds (BOV, CHE, CHW, CLF, COU, MXV, USN, USS, UYI, UYW) are refused",
+        ),
+    ]
+    location: Annotated[str, *intake_text(max_length=128)] | None = None
     customer: CustomerIn
     shipping_address: AddressIn
     order_lines: list[OrderLineIn] = Field(min_length=1, max_length=200)
-    delivery_notes: intake_text(NOTES_PATTERN, NOTES_MESSAGE, max_length=2000) | None = None
+    delivery_notes: (
+        Annotated[str, *intake_text(NOTES_PATTERN, NOTES_MESSAGE, max_length=2000)] | None
+    ) = None
     earliest_ship_date: DateTime | None = None
     latest_ship_date: DateTime | None = None
     earliest_delivery_date: DateTime | None = None

@@ -4,6 +4,7 @@ use these)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeVar
 
 from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet
 from django.db.models.functions import Coalesce
@@ -16,6 +17,9 @@ from marketplace.orders.models import (
     SyncEvent,
     ValidationProblem,
 )
+
+# Any queryset of orders (annotated ones too): what is filtered keeps its type.
+_Orders = TypeVar("_Orders", bound=QuerySet[Order])
 
 
 def order_detail_queryset() -> QuerySet[Order]:
@@ -87,7 +91,7 @@ def open_problems_count() -> Coalesce:
     )
 
 
-def with_open_problems(orders: QuerySet[Order]) -> QuerySet[Order]:
+def with_open_problems(orders: _Orders) -> _Orders:
     """Only the orders with at least one open validation problem."""
     return orders.filter(
         Exists(ValidationProblem.objects.filter(order=OuterRef("pk"), resolved_at__isnull=True))

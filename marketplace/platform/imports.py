@@ -12,6 +12,7 @@ Answers may carry fields we do not know (additive changes); we read only what we
 
 from __future__ import annotations
 
+import builtins
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -137,7 +138,8 @@ class ImportsApi(DatabaseResourceApi):
             raise PlatformMalformedResponse("file_map answer without file_map", status=200)
         return data
 
-    def auto_detected(self, *, db_id: str) -> list[dict[str, Any]]:
+    # builtins.list: in this class, ``list`` is the method above.
+    def auto_detected(self, *, db_id: str) -> builtins.list[dict[str, Any]]:
         return self._list(
             self.transport.request("GET", self._path(db_id, tail="/auto_detected")),
             "auto-detected imports",

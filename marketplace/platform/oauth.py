@@ -135,9 +135,10 @@ def _client(transport: TokenTransport | None = None) -> _AuthlibClient:
 
 @sensitive_variables()
 def _token_set(data: dict[str, Any], *, require_refresh_token: bool) -> TokenSet:
-    access_token = data.get("access_token")
+    # "" for an absent value: refused below all the same, and keeps None out of the types.
+    access_token = data.get("access_token", "")
     refresh_token = data.get("refresh_token")
-    expires_in = data.get("expires_in")
+    expires_in = data.get("expires_in", "")
     token_type = data.get("token_type", "Bearer")
     missing = []
     if not isinstance(access_token, str) or not access_token:

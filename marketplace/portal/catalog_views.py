@@ -5,7 +5,7 @@ signed-in seller."""
 from __future__ import annotations
 
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET
 from marketplace.catalog import selectors
 from marketplace.catalog.forms import ListingFilterForm
 from marketplace.catalog.models import FeedRun, Listing
-from sellers.access import seller_required
+from sellers.access import SellerRequest, seller_required
 
 PAGE_SIZE = 50
 
@@ -21,8 +21,8 @@ PAGE_SIZE = 50
 @require_GET
 @seller_required
 @never_cache
-def listings(request: HttpRequest) -> HttpResponse:
-    seller = request.seller  # type: ignore[attr-defined]
+def listings(request: SellerRequest) -> HttpResponse:
+    seller = request.seller
     form = ListingFilterForm(request.GET)
     form.is_valid()
     criteria = getattr(form, "cleaned_data", {})
@@ -47,8 +47,8 @@ def listings(request: HttpRequest) -> HttpResponse:
 @require_GET
 @seller_required
 @never_cache
-def listing_detail(request: HttpRequest, listing_id: int) -> HttpResponse:
-    listing = Listing.objects.filter(pk=listing_id, seller=request.seller).first()  # type: ignore[attr-defined]
+def listing_detail(request: SellerRequest, listing_id: int) -> HttpResponse:
+    listing = Listing.objects.filter(pk=listing_id, seller=request.seller).first()
     if listing is None:
         raise Http404("no such listing")
     return render(request, "catalog/listing_detail.html", {"listing": listing, "staff": False})
@@ -57,8 +57,8 @@ def listing_detail(request: HttpRequest, listing_id: int) -> HttpResponse:
 @require_GET
 @seller_required
 @never_cache
-def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
-    run = FeedRun.objects.filter(pk=run_id, seller=request.seller).first()  # type: ignore[attr-defined]
+def run_detail(request: SellerRequest, run_id: int) -> HttpResponse:
+    run = FeedRun.objects.filter(pk=run_id, seller=request.seller).first()
     if run is None:
         raise Http404("no such feed run")
     return render(request, "catalog/run_detail.html", {"run": run, "staff": False})

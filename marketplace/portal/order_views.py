@@ -8,7 +8,7 @@ if it did not exist.
 from __future__ import annotations
 
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
@@ -20,12 +20,12 @@ from marketplace.portal import selectors
 from marketplace.portal.forms import PortalOrderSearchForm, cleaned
 from marketplace.portal.problem_help import problem_help
 from sellers import selectors as seller_selectors
-from sellers.access import seller_required
+from sellers.access import SellerRequest, seller_required
 
 PAGE_SIZE = 25
 
 
-def _order_or_404(request: HttpRequest, order_id: int) -> Order:
+def _order_or_404(request: SellerRequest, order_id: int) -> Order:
     order = selectors.seller_order_get(seller=request.seller, order_id=order_id)
     if order is None:
         raise Http404("no such order")
@@ -41,7 +41,7 @@ def _sync_of(order: Order) -> OrderSync | None:
 
 @require_GET
 @seller_required
-def order_list(request: HttpRequest) -> HttpResponse:
+def order_list(request: SellerRequest) -> HttpResponse:
     form = PortalOrderSearchForm(request.GET)
     params = cleaned(form)
     search = (params["q"] or "").strip()
@@ -65,7 +65,7 @@ def order_list(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @seller_required
-def order_detail(request: HttpRequest, order_id: int) -> HttpResponse:
+def order_detail(request: SellerRequest, order_id: int) -> HttpResponse:
     order = _order_or_404(request, order_id)
     problems = [
         (problem, problem_help(problem.code)) for problem in order.problems.all() if problem.is_open
@@ -85,7 +85,7 @@ def order_detail(request: HttpRequest, order_id: int) -> HttpResponse:
 @require_GET
 @seller_required
 @never_cache
-def order_live(request: HttpRequest, order_id: int) -> HttpResponse:
+def order_live(request: SellerRequest, order_id: int) -> HttpResponse:
     # Only the sync row changes while the page is open: no need for lines and problems.
     order = Order.objects.select_related("sync").filter(seller=request.seller, pk=order_id).first()
     if order is None:

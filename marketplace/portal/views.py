@@ -3,7 +3,7 @@ seller's orders stand with the platform."""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
@@ -11,12 +11,12 @@ from django.views.decorators.http import require_GET
 from marketplace.orders.selectors import order_sync_status_counts
 from marketplace.portal.selectors import seller_todo
 from sellers import selectors as seller_selectors
-from sellers.access import seller_required
+from sellers.access import SellerRequest, seller_required
 
 
 @require_GET
 @seller_required
-def home(request: HttpRequest) -> HttpResponse:
+def home(request: SellerRequest) -> HttpResponse:
     context = seller_selectors.connection_card(seller=request.seller, now=timezone.now())
     context["events"] = seller_selectors.connection_events_for_seller(
         seller=request.seller, limit=5

@@ -20,7 +20,7 @@ from marketplace.settings.tuning import PULL_INTERVAL_SECONDS
 CELERY_DATA_DIR = Path(env.str("CELERY_DATA_DIR", default=str(VAR_DIR / "celery")))
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, str | int | float | bool] = {
         # Above the longest task and countdown, so an unacked task is not run twice;
         # far below kombu's 1 h default, so a killed worker's task returns soon.
         "visibility_timeout": 600,

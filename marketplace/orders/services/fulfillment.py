@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
 from django.db.models import Exists, OuterRef
@@ -47,6 +47,17 @@ from marketplace.orders.validation import (
 from marketplace.platform.errors import PlatformError
 from marketplace.platform.order_source import OrderSourceClient
 from sellers.token_source import order_client_for_seller
+
+if TYPE_CHECKING:
+    from typing import TypedDict
+
+    from django_stubs_ext import WithAnnotations
+
+    class _ProblemsKnown(TypedDict):
+        has_problems: bool
+
+    # What ``_order_lock`` returns: the order, and whether it ever had a problem.
+    LockedOrder = WithAnnotations[Order, _ProblemsKnown]
 
 logger = logging.getLogger(__name__)
 
@@ -128,7 +139,7 @@ def _event(
     )
 
 
-def _order_lock(order_id: int) -> Order:
+def _order_lock(order_id: int) -> LockedOrder:
     """The order, locked, annotated with ``has_problems``.
 
     Nearly every order never had a problem; knowing that from the row we lock anyway
@@ -211,7 +222,9 @@ def order_fulfillment_pull(
     return PullOutcome(changed=changed, settled=settled, report_due=report_due)
 
 
-def _fulfillment_store(order: Order, body: dict[str, Any], digest: str, now: datetime) -> _Stored:
+def _fulfillment_store(
+    order: LockedOrder, body: dict[str, Any], digest: str, now: datetime
+) -> _Stored:
     """Replace the order's shipments and cancellations by ``body``'s; record its problems.
 
     ``order`` comes from ``_order_lock``. Sets the order's fulfillment fields (the caller
@@ -288,7 +301,7 @@ def _fulfillment_store(order: Order, body: dict[str, Any], digest: str, now: dat
 
 
 def _problems_record(
-    order: Order, problems: list[Problem], now: datetime
+    order: LockedOrder, problems: list[Problem], now: datetime
 ) -> tuple[bool, list[SyncEvent]]:
     """Upsert the found problems by fingerprint, resolve the vanished ones.
 
@@ -416,7 +429,7 @@ def _settle_write(
     """
     settled = target is not None and transition_allowed(order.state, target)
     previous = order.state
-    if settled:
+    if settled and target is not None:  # (settled implies it: said for the type checker)
         order.state = target
         fields = [*fields, "state", "updated_at"]
         events = [

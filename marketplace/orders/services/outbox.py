@@ -28,7 +28,7 @@ def push_wake(*, order_id: int, countdown: float | None = None) -> None:
     from marketplace.orders.tasks import order_push_task  # tasks import services
 
     if countdown:
-        order_push_task.apply_async(args=[order_id], countdown=countdown)
+        order_push_task.apply_async(args=(order_id,), countdown=countdown)
     else:
         doorbell.push_drain_ring()
 

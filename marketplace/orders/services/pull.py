@@ -37,6 +37,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any, TypeVar
 
 from django.conf import settings
@@ -263,8 +264,11 @@ def _pull_listing(
     while True:
         try:
             page = _with_retries(
-                lambda cursor=page_cursor: client.list_orders(
-                    seller_updated_after=since, page_size=settings.PULL_PAGE_SIZE, cursor=cursor
+                partial(
+                    client.list_orders,
+                    seller_updated_after=since,
+                    page_size=settings.PULL_PAGE_SIZE,
+                    cursor=page_cursor,
                 ),
                 result,
             )
@@ -434,5 +438,5 @@ def sellers_pull_fan_out() -> list[int]:
         .values_list("seller_id", flat=True)
     )
     for seller_id in seller_ids:
-        transaction.on_commit(lambda seller_id=seller_id: seller_pull_task.delay(seller_id))
+        transaction.on_commit(partial(seller_pull_task.delay, seller_id))
     return seller_ids
