@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import BrowserContext, Page, Response, expect
 
-from tests.dashboard.builders import PASSWORD, build_world
-from tests.dashboard.test_browser import sign_in
+from tests.marketplace.dashboard.builders import PASSWORD, build_world
+from tests.marketplace.dashboard.test_browser import sign_in
 from tests.offline import cut_off
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -13,7 +13,7 @@ from playwright.sync_api import Page, expect
 from marketplace.catalog import links
 from marketplace.catalog.models import CatalogSource, FeedRun, StatusImport
 from sellers.models import Seller
-from tests.catalog.platform import api_sign_in, wait_for
+from tests.marketplace.catalog.platform import api_sign_in, wait_for
 
 pytestmark = pytest.mark.browser
 

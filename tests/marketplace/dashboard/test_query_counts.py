@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from tests.dashboard.builders import World, build_world
+from tests.marketplace.dashboard.builders import World, build_world
 
 pytestmark = pytest.mark.django_db
 

@@ -11,8 +11,8 @@ from playwright.sync_api import Page, expect
 from marketplace.orders.models import ValidationProblem
 from sellers.models import PlatformConnection, Seller
 from tests.app_fixtures import Platform
-from tests.dashboard.builders import PASSWORD, build_world
-from tests.dashboard.test_browser import sign_in
+from tests.marketplace.dashboard.builders import PASSWORD, build_world
+from tests.marketplace.dashboard.test_browser import sign_in
 
 pytestmark = pytest.mark.browser
 

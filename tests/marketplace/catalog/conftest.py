@@ -14,7 +14,7 @@ from django.core.files.base import ContentFile
 from marketplace.catalog.ingest import feed_storage
 from marketplace.catalog.models import FeedRun
 from sellers.models import Seller
-from tests.catalog.platform import CatalogWorld, catalog_world_create
+from tests.marketplace.catalog.platform import CatalogWorld, catalog_world_create
 from tests.sandbox_process import SandboxProcess
 
 

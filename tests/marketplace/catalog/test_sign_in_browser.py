@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, Request, expect
 
-from tests.catalog.platform import API_USER
-from tests.catalog.test_browser import sign_in
+from tests.marketplace.catalog.platform import API_USER
+from tests.marketplace.catalog.test_browser import sign_in
 
 pytestmark = pytest.mark.browser
 

@@ -13,8 +13,8 @@ from marketplace.orders.models import OrderSync
 from marketplace.orders.services.api_keys import api_key_create
 from sellers.models import PlatformConnection, Seller
 from tests.app_fixtures import page_text
-from tests.dashboard.builders import World, build_world
 from tests.factories import PlatformConnectionFactory
+from tests.marketplace.dashboard.builders import World, build_world
 
 pytestmark = pytest.mark.django_db
 

@@ -12,7 +12,7 @@ from playwright.sync_api import Page, expect
 
 from marketplace.catalog.models import FeedRun
 from sellers.models import Seller
-from tests.catalog.platform import API_USER, api_sign_in, wait_for
+from tests.marketplace.catalog.platform import API_USER, api_sign_in, wait_for
 
 pytestmark = pytest.mark.browser
 

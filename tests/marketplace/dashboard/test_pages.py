@@ -14,7 +14,7 @@ from marketplace.orders.models import OrderSync
 from marketplace.platform.models import PlatformCall
 from sellers.models import PlatformConnection
 from tests.app_fixtures import page_text
-from tests.dashboard.builders import World, build_world
+from tests.marketplace.dashboard.builders import World, build_world
 
 pytestmark = pytest.mark.django_db
 

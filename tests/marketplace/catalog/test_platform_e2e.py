@@ -16,7 +16,7 @@ from marketplace.catalog.models import CatalogSource, FeedRun, Listing, Platform
 from marketplace.platform.auth_api import LoginRefused
 from marketplace.platform.models import PlatformCall
 from sellers.models import Seller
-from tests.catalog.platform import (
+from tests.marketplace.catalog.platform import (
     API_USER,
     CatalogWorld,
     api_sign_in,

@@ -18,7 +18,7 @@ from marketplace.catalog.models import ApiSignIn, PlatformApiAccess
 from marketplace.platform.auth_api import LoginRefused
 from marketplace.platform.errors import PlatformRateLimited
 from sellers.models import Seller
-from tests.catalog.platform import API_USER, CatalogWorld, api_sign_in
+from tests.marketplace.catalog.platform import API_USER, CatalogWorld, api_sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -13,7 +13,7 @@ from marketplace.dashboard.activity import activity_current, activity_snapshot_r
 from marketplace.dashboard.models import ActivitySnapshot
 from marketplace.dashboard.tasks import activity_snapshot_task
 from marketplace.orders.models import OrderSync
-from tests.dashboard.builders import build_world
+from tests.marketplace.dashboard.builders import build_world
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from marketplace.catalog import feeds, imports, links
 from marketplace.catalog.mapping import mapping_default
 from marketplace.catalog.models import FeedRun, Listing, StatusImport
 from sellers.models import Seller
-from tests.catalog.platform import (
+from tests.marketplace.catalog.platform import (
     CatalogWorld,
     api_sign_in,
     product,

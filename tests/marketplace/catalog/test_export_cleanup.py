@@ -17,7 +17,7 @@ from marketplace.catalog.models import CatalogSource, PlatformApiAccess
 from marketplace.platform.exports import ExportsApi
 from marketplace.platform.models import PlatformCall
 from sellers.models import Seller
-from tests.catalog.platform import API_USER, CatalogWorld, api_sign_in
+from tests.marketplace.catalog.platform import API_USER, CatalogWorld, api_sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -11,7 +11,7 @@ import pytest
 from marketplace.catalog.ingest import feed_run_ingest, feed_run_retry
 from marketplace.catalog.models import FeedRun, Listing
 from sellers.models import Seller
-from tests.catalog.feed_files import HEADER, csv_bytes, gzipped, product_row, zipped
+from tests.marketplace.catalog.feed_files import HEADER, csv_bytes, gzipped, product_row, zipped
 
 pytestmark = pytest.mark.django_db
 

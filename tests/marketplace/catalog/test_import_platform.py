@@ -20,7 +20,7 @@ from marketplace.platform.errors import PlatformRejected
 from marketplace.platform.imports import ImportsApi, file_map_body, hex_key
 from marketplace.platform.models import PlatformCall
 from sellers.models import Seller
-from tests.catalog.platform import CatalogWorld, api_sign_in
+from tests.marketplace.catalog.platform import CatalogWorld, api_sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

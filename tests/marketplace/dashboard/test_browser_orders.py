@@ -11,8 +11,8 @@ from playwright.sync_api import Page, expect
 
 from marketplace.orders.models import Order, OrderSync, ValidationProblem
 from marketplace.orders.services.push_results import RESPONSE_EXCERPT_CHARS
-from tests.dashboard.builders import build_world
-from tests.dashboard.test_browser import sign_in
+from tests.marketplace.dashboard.builders import build_world
+from tests.marketplace.dashboard.test_browser import sign_in
 
 pytestmark = pytest.mark.browser
 
