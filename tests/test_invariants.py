@@ -14,7 +14,7 @@ from marketplace.orders.validation import TRACKING_FORMATS, ProblemCode, canonic
 from marketplace.portal.problem_help import FALLBACK, problem_help
 from sandbox.common import carriers
 from sandbox.order_source.validation import ERROR_CODES
-from sandbox.platform_api.catalog.products import PRODUCT_FIELDS
+from sandbox.platform_api.catalog.products import PRODUCT_FIELDS, product_rows
 from sandbox.seller_sim.behaviour import BAD_KINDS
 
 
@@ -63,3 +63,18 @@ def test_the_unknown_carrier_fault_names_a_carrier_the_app_does_not_know() -> No
 
 def test_the_seller_process_fault_kinds_use_the_one_name_per_kind() -> None:
     assert set(BAD_KINDS) == {"unknown_carrier", "bad_tracking_number", "future_shipped_date"}
+
+
+@pytest.mark.parametrize(("username", "prefix", "seed"), [("seller", "DS", 1), ("seller2", "SD", 2)])
+def test_demo_orders_use_the_first_products_of_each_demo_sellers_catalog(
+    username: str, prefix: str, seed: int
+) -> None:
+    # sandbox/platform_api/catalog/demo.py's DEMO_ACCOUNTS (it imports sandbox models, so
+    # its values are repeated here): "Demo Seller" DS seed 1, "Second Demo Seller" SD seed 2.
+    from marketplace.dashboard.management.commands.demo_orders import DEMO_CATALOG_PRODUCTS
+
+    ours = DEMO_CATALOG_PRODUCTS[username]
+    generated = product_rows(count=len(ours), seed=seed, sku_prefix=prefix, shop="shop")
+    assert ours == [
+        (row["id"], row["title"], row["sale_price"] or row["price"]) for row in generated
+    ]

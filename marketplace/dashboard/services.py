@@ -12,11 +12,10 @@ from __future__ import annotations
 import logging
 
 from django.contrib.auth.models import User
-from django.db import transaction
-from django.utils import timezone
 
 from marketplace.dashboard.models import StaffAction
-from marketplace.orders.models import Order, OrderSync, SellerPullState
+from marketplace.orders.models import Order, OrderSync
+from marketplace.orders.services.pull_now import seller_pull_queue
 from marketplace.orders.services.push_recovery import (
     order_sync_retry,
     seller_failed_orders_retry,
@@ -122,28 +121,15 @@ def staff_connection_refresh(*, seller: Seller, actor: User) -> StaffAction:
 
 
 def staff_seller_pull(*, seller: Seller, actor: User) -> StaffAction:
-    """Queue a pull of the seller's fulfillments now (it runs on a worker: a big seller's
-    pull takes longer than a web request should)."""
-    from marketplace.orders.tasks import seller_pull_task
-
-    connection = PlatformConnection.objects.filter(seller=seller).first()
-    if connection is None or not connection.is_live:
-        return _record(
-            kind=Kind.SELLER_PULL,
-            actor=actor,
-            ok=False,
-            result="Not pulled: the seller's platform connection is not live.",
-            seller_id=seller.id,
-        )
-    requested = timezone.now()
-    transaction.on_commit(lambda: seller_pull_task.delay(seller.id))
-    state = SellerPullState.objects.filter(seller=seller).first()
-    if state is not None and state.last_finished_at and state.last_finished_at >= requested:
-        ok = not state.last_error
-        result = "Pulled." if ok else f"The pull stopped: {state.last_error}"
-    else:
-        ok, result = True, "Pull queued; the pull status updates when it finishes."
-    return _record(kind=Kind.SELLER_PULL, actor=actor, ok=ok, result=result, seller_id=seller.id)
+    """Queue a pull of the seller's fulfillments now (the seller's portal has the same
+    button, rate-limited: ``marketplace.portal.services``)."""
+    queued = seller_pull_queue(seller=seller)
+    result = queued.result
+    if result.startswith("Not pulled"):
+        result = "Not pulled: the seller's platform connection is not live."
+    return _record(
+        kind=Kind.SELLER_PULL, actor=actor, ok=queued.ok, result=result, seller_id=seller.id
+    )
 
 
 def staff_connection_disconnect(*, seller: Seller, actor: User) -> StaffAction:

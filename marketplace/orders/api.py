@@ -32,7 +32,13 @@ from marketplace.orders.errors import (
     IntakeInvalid,
     OrderNotFound,
 )
-from marketplace.orders.intake_schema import OrderIn, OrderNumber, StateIn
+from marketplace.orders.intake_schema import (
+    ORDER_EXAMPLE,
+    STATE_EXAMPLE,
+    OrderIn,
+    OrderNumber,
+    StateIn,
+)
 from marketplace.orders.models import ApiKey, Order
 from marketplace.orders.payloads import order_customer, order_shipping_address
 from marketplace.orders.selectors import order_get
@@ -270,6 +276,12 @@ def _duplicate(request: HttpRequest, exc: DuplicateOrderConflict) -> HttpRespons
 # --- endpoints ---------------------------------------------------------------------------
 
 
+def _body_example(example: dict[str, Any]) -> dict[str, Any]:
+    """``openapi_extra`` giving an operation's JSON body an example (merged into the
+    generated request body: the schema stays as generated)."""
+    return {"requestBody": {"content": {"application/json": {"example": example}}}}
+
+
 def _actor(request: HttpRequest) -> str:
     key = getattr(request, "auth", None)
     return f"api:{key.name}" if isinstance(key, ApiKey) else "api"
@@ -286,6 +298,7 @@ def _actor(request: HttpRequest) -> str:
         413: ErrorOut,
     },
     summary="Create an order (idempotent for an identical body)",
+    openapi_extra=_body_example(ORDER_EXAMPLE),
 )
 def create_order(request: HttpRequest, payload: OrderIn) -> Status:
     order, created = order_create(data=payload, actor=_actor(request))
@@ -315,6 +328,7 @@ def get_order(request: HttpRequest, mp_order_number: OrderNumber) -> dict[str, A
         413: ErrorOut,
     },
     summary="Change the marketplace state (PENDING → AWAITING_SHIPMENT, → CANCELLED)",
+    openapi_extra=_body_example(STATE_EXAMPLE),
 )
 def change_state(
     request: HttpRequest, mp_order_number: OrderNumber, payload: StateIn

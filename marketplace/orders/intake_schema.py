@@ -273,6 +273,61 @@ LineNumber = Annotated[
 Quantity = Annotated[int, Field(strict=True, ge=1, le=100_000), BeforeValidator(_whole_number)]
 
 
+# A realistic order for the demo seller (``seller``, products of its demo catalog): the
+# OpenAPI document's example body, and docs/examples/order.json (the README's ``-d @``
+# file; a test keeps the two equal and valid). Without it Swagger UI would make one up
+# from the patterns (random text, a currency of one country with the address of another).
+ORDER_EXAMPLE: dict = {
+    "mp_order_number": "WEB-100234",
+    "seller": "seller",
+    "marketplace_state": "PENDING",
+    "sales_channel": "EU",
+    "purchase_date": "2026-11-20T14:32:00+01:00",
+    "currency": "EUR",
+    "customer": {
+        "full_name": "Grace Hopper",
+        "email": "grace.hopper@example.com",
+        "phone": "+49 30 1234567",
+    },
+    "shipping_address": {
+        "full_name": "Grace Hopper",
+        "address1": "Invalidenstraße 117",
+        "city": "Berlin",
+        "postal_code": "10115",
+        "country_code": "DEU",
+        "country_code_iso2": "DE",
+        "address_type": "residential",
+    },
+    "order_lines": [
+        {
+            "mp_line_number": "1",
+            "sku": "DS-000002",
+            "product_name": "Lumen Classic Mug 450 ml, Black",
+            "quantity": 2,
+            "unit_price": "91.26",
+            "shipping_method": "standard",
+            "shipping_price": "4.90",
+            "taxes": [{"type": "VAT", "amount": "29.14"}],
+        },
+        {
+            "mp_line_number": "2",
+            "sku": "DS-000005",
+            "product_name": "Marlow Classic USB-C Cable 2 m, Navy",
+            "quantity": 1,
+            "unit_price": "97.10",
+            "shipping_method": "standard",
+            "shipping_price": "0.00",
+            "taxes": [{"type": "VAT", "amount": "13.91"}],
+            "discounts": [{"name": "Autumn sale", "amount": "10.00", "type": "promotion"}],
+        },
+    ],
+    "delivery_notes": "Please leave the parcel with the neighbours at number 119.",
+    "latest_ship_date": "2026-11-23T18:00:00+01:00",
+    "latest_delivery_date": "2026-11-27T18:00:00+01:00",
+}
+STATE_EXAMPLE: dict = {"state": "AWAITING_SHIPMENT"}
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -373,9 +428,14 @@ class OrderIn(_Strict):
     earliest_delivery_date: DateTime | None = None
     latest_delivery_date: DateTime | None = None
 
+    # Documentation only: the example changes no rule.
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [ORDER_EXAMPLE]})
+
 
 class StateIn(_Strict):
     state: Literal["PENDING", "AWAITING_SHIPMENT", "SHIPPED", "CANCELLED"]
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [STATE_EXAMPLE]})
 
 
 def cross_field_errors(data: OrderIn) -> dict[str, list[str]]:

@@ -13,6 +13,7 @@ from marketplace.portal import catalog_views, order_views, views
 
 home_urlpatterns = [
     path("", views.home, name="portal"),
+    path("pull/", views.pull_now, name="pull_now"),
 ]
 
 order_urlpatterns = [

@@ -69,6 +69,10 @@ PULL_CURSOR_OVERLAP = timedelta(minutes=2)  # re-read a little: clocks drift
 PULL_LEASE_SECONDS = 300.0
 # How often beat pulls every connected seller (shipments reach buyers this late at most).
 PULL_INTERVAL_SECONDS = env.float("PULL_INTERVAL_SECONDS", default=90.0)
+# A seller's own "Pull now" (portal) works once per this many seconds per seller: one pull
+# reads every order the seller changed, so more often only loads the platform (and the
+# seller's rate limit there) for nothing; staff's button is not limited.
+PORTAL_PULL_NOW_MIN_INTERVAL_SECONDS = 60
 # A pull retries a failed page or order on its own, this many times, backing off from
 # PULL_RETRY_BASE seconds; it sleeps out a platform embargo of up to PULL_HOLD_MAX_WAIT.
 PULL_ATTEMPTS = 4

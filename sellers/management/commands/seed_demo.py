@@ -1,6 +1,8 @@
 """Demo users for ``make run``: an admin, two sellers, and their counterparts in the sandbox.
 
-Idempotent: running it again resets the demo passwords and changes nothing else.
+Idempotent, and it seeds only what is missing: a user that exists keeps its password, its
+role and its sessions (``make run`` runs this every time; resetting the passwords would
+sign everyone out), a seller that exists keeps its name.
 """
 
 from __future__ import annotations
@@ -56,18 +58,20 @@ class Command(BaseCommand):
     @transaction.atomic
     def _seed_users(self) -> None:
         users = get_user_model()
-        admin, _ = users.objects.get_or_create(
-            username=ADMIN[0], defaults={"email": "admin@example.com"}
+        admin, created = users.objects.get_or_create(
+            username=ADMIN[0],
+            defaults={"email": "admin@example.com", "is_staff": True, "is_superuser": True},
         )
-        admin.is_staff = admin.is_superuser = True
-        admin.set_password(ADMIN[1])
-        admin.save()
+        if created:
+            admin.set_password(ADMIN[1])
+            admin.save(update_fields=["password"])
         for username, password, name in SELLERS:
-            user, _ = users.objects.get_or_create(
+            user, created = users.objects.get_or_create(
                 username=username, defaults={"email": f"{username}@example.com"}
             )
-            user.set_password(password)
-            user.save()
+            if created:
+                user.set_password(password)
+                user.save(update_fields=["password"])
             Seller.objects.get_or_create(user=user, defaults={"display_name": name})
 
     def _seed_sandbox(self, sandbox_db: str) -> None:
