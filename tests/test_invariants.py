@@ -65,7 +65,9 @@ def test_the_seller_process_fault_kinds_use_the_one_name_per_kind() -> None:
     assert set(BAD_KINDS) == {"unknown_carrier", "bad_tracking_number", "future_shipped_date"}
 
 
-@pytest.mark.parametrize(("username", "prefix", "seed"), [("seller", "DS", 1), ("seller2", "SD", 2)])
+@pytest.mark.parametrize(
+    ("username", "prefix", "seed"), [("seller", "DS", 1), ("seller2", "SD", 2)]
+)
 def test_demo_orders_use_the_first_products_of_each_demo_sellers_catalog(
     username: str, prefix: str, seed: int
 ) -> None:

@@ -58,7 +58,8 @@ def test_orders_use_the_sellers_active_listings_when_there_are_some(
     ListingFactory(seller=SellerFactory(username="bob"), sku="BOBS-1")
     out = run("--seller", seller.user.username, "--count", "15", "--seed", "1")
     used = set(OrderLine.objects.values_list("sku", flat=True))
-    assert used and used <= listed
+    assert used
+    assert used <= listed
     assert "SKUs of 4 of the seller's active listings" in out
 
 

@@ -61,7 +61,8 @@ def test_create_api_key_quiet_prints_the_key_alone_and_replace_renews_it() -> No
     out, err = StringIO(), StringIO()
     call_command("create_api_key", "--name", "checkout", "--quiet", stdout=out, stderr=err)
     first = out.getvalue().strip()
-    assert first.startswith("mpk_") and "\n" not in first
+    assert first.startswith("mpk_")
+    assert "\n" not in first
     assert err.getvalue() == ""
     with pytest.raises(CommandError, match="--replace"):
         call_command("create_api_key", "--name", "checkout", stdout=StringIO(), stderr=StringIO())

@@ -91,7 +91,8 @@ def test_pull_now_is_a_seller_only_post(
     assert seller_client.get(URL).status_code == 405
     assert staff_client.post(URL).status_code == 403
     anonymous = Client().post(URL)
-    assert anonymous.status_code == 302 and "login" in anonymous["Location"]
+    assert anonymous.status_code == 302
+    assert "login" in anonymous["Location"]
     assert not SellerPullRequest.objects.exists()
 
 
