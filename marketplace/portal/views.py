@@ -50,9 +50,9 @@ def pull_now(request: SellerRequest) -> HttpResponse:
     done = portal_pull_now(seller=request.seller)
     if done.outcome == "queued":
         messages.success(request, done.message)
-        response = redirect("sellers:portal")
-        response.status_code = 303  # See Other: the browser GETs the home page
-        return response
+        see_other = redirect("sellers:portal")
+        see_other.status_code = 303  # See Other: the browser GETs the home page
+        return see_other
     messages.error(request, done.message)
     response = _home(request, status=429 if done.outcome == "too_soon" else 409)
     if done.retry_after:

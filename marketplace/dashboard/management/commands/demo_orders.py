@@ -183,9 +183,7 @@ class Command(BaseCommand):
                 seller=username, number=number, rng=rng, products=products, paid=options["paid"]
             )
             try:
-                order, is_new = order_create(
-                    data=OrderIn.model_validate(body), actor="demo_orders"
-                )
+                order, is_new = order_create(data=OrderIn.model_validate(body), actor="demo_orders")
             except OrderError as exc:
                 raise CommandError(f"order {number}: {exc}") from exc
             if not is_new:
