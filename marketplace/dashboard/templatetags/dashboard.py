@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 from urllib.parse import urlsplit
 
 from django import template
@@ -83,10 +84,14 @@ def json_excerpt(value: str) -> JsonText:
 
 
 # The platform's codes, as a sentence fragment a seller reads (the code stays in a tooltip).
+# The fulfillments answer says PENDING / PARTIALLY_FULFILLED / COMPLETE (the listing's
+# filter names UNFULFILLED and FULFILLED mean the same).
 FULFILLMENT_WORDS = {
+    "PENDING": "nothing shipped yet",
     "UNFULFILLED": "nothing shipped yet",
     "PARTIALLY_FULFILLED": "partly shipped",
-    "FULFILLED": "everything shipped",
+    "COMPLETE": "every line shipped or cancelled",
+    "FULFILLED": "every line shipped or cancelled",
 }
 CANCEL_REASON_WORDS = {
     "customer_cancelled": "the buyer cancelled",
@@ -109,3 +114,32 @@ def fulfillment_words(code: str) -> str:
 def cancel_reason_words(code: str) -> str:
     """``out_of_stock`` → "out of stock"; an unknown code in plain letters."""
     return CANCEL_REASON_WORDS.get(code or "", (code or "").replace("_", " "))
+
+
+@register.filter
+def state_words(order: Any) -> str:
+    """The order's marketplace state as people say it: an unpaid order is "Awaiting
+    payment", one the platform reports partly shipped is "Partly shipped" (not "Awaiting
+    shipment"), the others their state's label."""
+    if order.state == "PENDING":
+        return "Awaiting payment"
+    if order.state == "AWAITING_SHIPMENT" and (
+        (order.fulfillment_status or "").upper() == "PARTIALLY_FULFILLED"
+    ):
+        return "Partly shipped"
+    return str(order.get_state_display())
+
+
+@register.filter
+def packages(order: Any) -> list[Any]:
+    """The order's shipments, one per package: a package covering several lines is one
+    shipment row per line, shown once (same carrier and tracking number)."""
+    seen: set[tuple[str, str]] = set()
+    found = []
+    for line in order.lines.all():
+        for shipment in line.shipments.all():
+            key = (shipment.carrier, shipment.tracking_number)
+            if not shipment.tracking_number or key not in seen:
+                seen.add(key)
+                found.append(shipment)
+    return found
