@@ -92,6 +92,8 @@ SESSION_COOKIE_SAMESITE = "Lax"
 USE_TZ = True
 TIME_ZONE = "UTC"
 USE_I18N = False
+# Pages write times as ISO 8601 UTC (sandbox/common/formats/en/formats.py).
+FORMAT_MODULE_PATH = ["sandbox.common.formats"]
 
 LOGGING = {
     "version": 1,
