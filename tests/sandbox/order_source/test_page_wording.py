@@ -1,5 +1,6 @@
-"""The sandbox's consent page: Approve is the primary button, Deny a secondary one beside
-it with space between, and signing out is a quiet link-like button set apart below."""
+"""The sandbox's pages in words and looks: the consent page's Approve is the primary
+button, Deny a secondary one beside it with space between, and signing out is a quiet
+link-like button set apart below; the state page says a pending order awaits payment."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import re
 
 import requests
 
+from tests.sandbox.conftest import Api, order_body
 from tests.sandbox.order_source.test_oauth import _authorize_url, _sign_in
 from tests.sandbox_process import SandboxProcess
 
@@ -32,3 +34,12 @@ def test_approve_deny_and_sign_out_look_different_and_stand_apart(
     css = browser.get(accounts.base_url + "/sandbox/sandbox.css", timeout=10).text
     assert re.search(r"\.choices \{[^}]*gap: \.75rem", css)
     assert re.search(r"form\.aside \{[^}]*margin-top", css)
+
+
+def test_the_state_page_says_a_pending_order_awaits_payment(
+    alice: Api, sandbox: SandboxProcess
+) -> None:
+    response = alice.put_order(order_body("PAY-LATER-1", marketplace_state="PENDING"))
+    assert response.status_code == 201, response.text
+    html = requests.get(sandbox.base_url + "/sandbox/", timeout=10).text
+    assert "awaiting payment: the seller ships it once it is paid" in html
