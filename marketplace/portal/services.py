@@ -46,9 +46,8 @@ def portal_pull_now(*, seller: Seller) -> PullNow:
             wait = max(1, math.ceil(interval - (now - last).total_seconds()))
             return PullNow(
                 "too_soon",
-                f"Not pulled: Pull now works once every {interval} seconds, and your last "
-                f"pull was requested {int((now - last).total_seconds())} s ago. "
-                f"Try again in {wait} s (the marketplace also pulls on its own every "
+                f"Not pulled: Pull now works once every {interval} seconds. Try again in "
+                f"{wait} s (the marketplace also reads your shipments on its own every "
                 f"{int(settings.PULL_INTERVAL_SECONDS)} s).",
                 retry_after=wait,
             )
