@@ -9,9 +9,10 @@
   mapped to ``marketplace.platform.errors`` classes.
 * ``ApiKeyTransport``: the Authentication and Platform API groups (the API token in
   ``x-api-key`` and in ``Authorization: Bearer``, both required by the interface
-  document's export and import pages); the platform limits them per API user, so the user is the holder of the
-  embargo and the request budget. ``order_source.OrderSourceClient`` is the order
-  interface's (a seller's Bearer token; the seller is the holder), and
+  document's export and import pages); the platform limits them per API user, so the
+  user is the holder of the embargo and the request budget.
+  ``order_source.OrderSourceClient`` is the order interface's (a seller's Bearer token;
+  the seller is the holder), and
   ``oauth.TokenTransport`` the token endpoint's (Authlib sends through it; our OAuth
   client is the holder).
 * An answer that is not JSON is described (status, size, type), never quoted, in

@@ -1,5 +1,6 @@
 """The Authentication API over real HTTP: two-step login with an e-mailed code, named API
-tokens in x-api-key and Authorization: Bearer, revocation, the accounts a user reaches and their databases."""
+tokens in x-api-key and Authorization: Bearer, revocation, the accounts a user reaches and
+their databases."""
 
 from __future__ import annotations
 
