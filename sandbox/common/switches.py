@@ -113,7 +113,7 @@ def readings_set(changes: dict[str, object]) -> dict[str, str]:
         if key != "all" and key not in READING_POINTS:
             raise ReadingError(f"unknown point {key!r}; points: all, {', '.join(READING_POINTS)}")
         if value not in READINGS:
-            raise ReadingError(f"{key}: the reading must be \"A\" or \"B\"")
+            raise ReadingError(f'{key}: the reading must be "A" or "B"')
         wanted[key] = value
     with _lock:
         if "all" in wanted:

@@ -187,9 +187,7 @@ def test_a_revoked_token_answers_401_and_other_tokens_keep_working(
     revoked = api.call("GET", "/user/accounts")
     assert revoked.status_code == 401
     assert revoked.json() == {"status": "fail", "message": "Invalid API token"}
-    still = requests.get(
-        sandbox.platform_url + "/user/accounts", headers=_both(other), timeout=10
-    )
+    still = requests.get(sandbox.platform_url + "/user/accounts", headers=_both(other), timeout=10)
     assert still.status_code == 200
 
 
