@@ -1,7 +1,8 @@
 """Export runs: write the file, keep it, deliver it over HTTP with retries, log the outcome.
 
 Delivery (issue 12's pinned decision): ``protocol`` ``http``/``https`` PUTs the file to
-``host`` + ``/`` + ``file_name`` with HTTP Basic from ``username``/``password`` and the
+``host`` + ``/`` + ``file_name`` (``host`` itself under reading B of
+``export_delivery_url``) with HTTP Basic from ``username``/``password`` and the
 format's Content-Type; any 2xx is delivered. Each attempt waits at most ``timeout``
 seconds; ``max_attempts`` attempts, ``time_between_attempts`` seconds apart. Every failed
 attempt and the outcome are logged; the last log is the export's ``last_log``
