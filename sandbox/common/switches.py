@@ -1,7 +1,7 @@
 """Process-wide behaviour switches set through the control API (not persisted).
 
 Each has a start value (the ``serve`` flag, passed on as an environment variable) that
-reset restores.
+reset restores; the readings of the silent points start, and reset, at A.
 """
 
 import os
