@@ -55,6 +55,8 @@ def test_every_point_reads_a_by_default_and_switches_alone(sandbox: SandboxProce
 
     assert after == {**dict.fromkeys(POINTS, "A"), "import_cron": "B"}
     assert sandbox.state()["readings"] == after
+    page = requests.get(sandbox.base_url + "/sandbox/", timeout=10).text
+    assert "import_cron B, schedule_hour A" in page
 
 
 def test_all_then_single_points_and_reset_puts_all_back_to_a(sandbox: SandboxProcess) -> None:
