@@ -5,7 +5,7 @@ Facts from shared/spec/platform-api-contract.md: ``POST /login`` with ``method``
 without ``twofa_token`` the platform e-mails a code and answers a ``message``; with it,
 ``{"status": "success", "token"}``; a wrong password or code is 400 ``Invalid
 Authentication``. ``GET /user/accounts`` and ``GET /accounts/{id}/dbs`` take the token in
-``x-api-key``. Values are strings.
+``x-api-key`` and ``Authorization: Bearer`` (the transport sends both). Values are strings.
 """
 
 from __future__ import annotations
