@@ -18,6 +18,7 @@ from marketplace.platform.models import PlatformCall
 from sellers.models import Seller
 from tests.catalog.platform import (
     API_USER,
+    READINGS,
     CatalogWorld,
     api_sign_in,
     product,
@@ -25,7 +26,13 @@ from tests.catalog.platform import (
 )
 from tests.sandbox_process import SandboxProcess
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("no_violations")]
+
+
+@pytest.fixture(params=READINGS)
+def reading(request: pytest.FixtureRequest) -> str:
+    """Every test here runs under both readings of the silent points."""
+    return str(request.param)
 
 
 @pytest.fixture
@@ -324,11 +331,13 @@ def test_the_demo_data_of_make_run_lines_up_and_ingests_without_rejections(
     seller: Seller,
     staff_user: Any,
     eager_tasks: None,
+    reading: str,
 ) -> None:
     # Given the sandbox's demo data (as `make run` seeds it) and the demo API user
     settings.APP_BASE_URL = live_server.url
     settings.PLATFORM_API_BASE_URL = sandbox.platform_url
     sandbox.reset()
+    sandbox.readings_all(reading)
     seeded = sandbox.seed_demo(rows=300)
     access.access_sign_in_start(username="marketplace-api", password="marketplace-api-pass")
     access.access_sign_in_finish(
