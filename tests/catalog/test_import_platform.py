@@ -380,3 +380,27 @@ def test_staff_retry_the_set_up_change_targets_and_rotate_credentials_from_the_p
     status_import.refresh_from_db()
     assert with_feed.feed_password_hash != hashes[0]
     assert status_import.password_hash != hashes[1]
+
+
+def test_staff_asking_for_every_hour_get_it_or_are_told_what_was_set(
+    with_feed: CatalogSource, reading: str
+) -> None:
+    imports.status_import_provision(source=with_feed)
+
+    changed = imports.status_import_schedule_set(
+        source=with_feed, day="*", hour="*", minute="40", paused=True
+    )
+
+    if reading == "A":
+        assert (changed.cron, changed.schedule_note) == ("40 * * * *", "")
+    else:
+        # Refused: daily, the first minute 40 after the feed's 02:00 run, and the page says so
+        assert changed.cron == "40 2 * * *"
+        assert changed.schedule_note.startswith("the platform refused an hourly schedule")
+    assert changed.paused is True
+    assert StatusImport.objects.get(source=with_feed).cron == changed.cron
+    # A schedule set as asked forgets the note
+    again = imports.status_import_schedule_set(
+        source=with_feed, day="2", hour="5", minute="0", paused=False
+    )
+    assert (again.cron, again.schedule_note, again.paused) == ("0 5 * * 2", "", False)
