@@ -120,7 +120,7 @@ def test_the_export_holds_exactly_what_the_app_asked_for(
 
 
 def test_a_run_delivers_a_file_the_app_ingests_and_changes_reach_listings(
-    linked: CatalogSource, world: CatalogWorld, seller: Seller, eager_tasks: None
+    linked: CatalogSource, world: CatalogWorld, seller: Seller, eager_tasks: None, reading: str
 ) -> None:
     source = provision(linked)
 
@@ -128,6 +128,11 @@ def test_a_run_delivers_a_file_the_app_ingests_and_changes_reach_listings(
     run = wait_for(lambda: latest_run(seller))
 
     assert run.status == "succeeded", run.error
+    # Delivered to the folder given as host (reading B) or to a file below it (reading A)
+    export = world.sandbox.export_state(source.export_id)
+    folder = export["export"]["host"]
+    expected = folder if reading == "B" else folder + export["export"]["file_name"]
+    assert export["runs"][0]["delivered_to"] == expected
     assert (run.rows, run.created, run.rejected) == (5, 5, 0)
     assert Listing.objects.get(seller=seller, sku="AL-0002").price == Decimal("12.50")
 
