@@ -18,10 +18,11 @@ def local_folders() -> list[Path]:
     for folder in (
         settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("data_folder_in"),
         settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("processed_folder"),
+        settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("broken_folder"),
         settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("control_folder"),
     ):
         if folder:
-            folders.append(Path(folder))
+            folders.append(Path(str(folder)))
     database = settings.DATABASES["default"]
     if database["ENGINE"] == "django.db.backends.sqlite3" and str(database["NAME"]) != ":memory:":
         folders.append(Path(database["NAME"]).parent)
