@@ -188,6 +188,19 @@ class Channel(filesystem.Channel):
         super()._queue_bind(exchange, routing_key, pattern, queue)
 
     @cached_property
+    def data_folder_in(self) -> str:
+        # Made here too, not only at process start: ``celery call`` never starts Django.
+        folder = str(self.transport_options.get("data_folder_in", "data_in"))
+        os.makedirs(folder, exist_ok=True)
+        return folder
+
+    @cached_property
+    def data_folder_out(self) -> str:
+        folder = str(self.transport_options.get("data_folder_out", "data_out"))
+        os.makedirs(folder, exist_ok=True)
+        return folder
+
+    @cached_property
     def claim_folder(self) -> str:
         folder = os.path.join(self.data_folder_in, CLAIM_FOLDER)
         os.makedirs(folder, exist_ok=True)

@@ -218,3 +218,26 @@ def children_of(pid: int) -> list[int]:
         if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
             found.append(int(entry.name))
     return found
+
+
+def cmdline(pid: int) -> list[str]:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return []
+    return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
+
+
+def celery_worker_main(stack_pid: int) -> int:
+    """The Celery worker's main process under ``pid`` (honcho's shell, then
+    ``marketplace.run_alone``, then Celery's main process, then its pool)."""
+    found = []
+    queue = [stack_pid]
+    while queue:
+        pid = queue.pop()
+        for child in children_of(pid):
+            queue.append(child)
+            if "marketplace.run_alone" in cmdline(pid) and "worker" in cmdline(child):
+                found.append(child)
+    assert len(found) == 1, found
+    return found[0]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.stack_process import Stack, children_of
+from tests.stack_process import Stack, celery_worker_main
 
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
 
@@ -76,7 +76,7 @@ def test_a_process_that_must_not_exit_stops_the_stack_at_once(tmp_path: Path) ->
 @pytest.mark.slow
 def test_a_worker_killed_mid_push_is_restarted_and_the_push_completes(tmp_path: Path) -> None:
     # Given the stack (sandbox, worker, beat; the recovery pace of tests.stack_settings),
-    # a connected seller, and a platform that answers each order PUT after 2 s
+    # a connected seller, and a platform that answers each order PUT after 6 s
     settings = "DJANGO_SETTINGS_MODULE=tests.stack_settings"
     procfile = _procfile(
         tmp_path,
@@ -95,22 +95,19 @@ def test_a_worker_killed_mid_push_is_restarted_and_the_push_completes(tmp_path: 
         stack.control(
             "POST",
             "/faults",
-            {"faults": [{"endpoint": "put_order", "kind": "latency", "latency_ms": 2000}]},
+            {"faults": [{"endpoint": "put_order", "kind": "latency", "latency_ms": 6000}]},
         )
         stack.run("manage.py", "demo_orders", "--seller", "seller", "--count", "3")
 
         # When the worker's main process is SIGKILLed while its drain holds the orders
         # (claimed in the database, their PUTs in flight)
-        stack.wait_until(
-            lambda: stack.query("SELECT COUNT(*) FROM orders_ordersync WHERE claim_token != ''")[0][
-                0
-            ],
-            60,
-            "a push in flight",
-        )
-        wrapper = stack.pid_of("worker.1")
-        (celery_main,) = children_of(wrapper)
-        os.kill(celery_main, signal.SIGKILL)
+        claimed = "SELECT COUNT(*) FROM orders_ordersync WHERE claim_token != ''"
+        stack.wait_until(lambda: stack.query(claimed)[0][0] == 3, 60, "the pushes in flight")
+        assert stack.process is not None
+        os.kill(celery_worker_main(stack.process.pid), signal.SIGKILL)
+        # (the pushes were cut short: the orders are still claimed, none synced)
+        assert stack.query(claimed)[0][0] == 3
+        assert stack.sync_counts() == {"pending": 3}
         stack.control("DELETE", "/faults")
 
         # Then the supervisor restarts the worker, naming it and its exit code ...
