@@ -13,7 +13,7 @@ sandbox, the web app and beat with it and ``make run`` said nothing was wrong. H
   with a line naming the process, its exit code and its last 20 log lines.
 * **Ctrl-C / SIGTERM**: every process gets SIGTERM (its process group; the worker's
   wrapper ``marketplace.run_alone`` passes it to Celery's main process only), the stack
-  waits for them and exits **0**. Whatever still runs after ``KILL_WAIT_SECONDS`` is
+  waits for them and exits **0**; a second Ctrl-C SIGKILLs what still runs. Whatever still runs after ``KILL_WAIT_SECONDS`` is
   SIGKILLed (it never is normally: Celery's warm shutdown of an idle worker takes 5-9 s
   here; honcho's own 5 s cut it short).
 
@@ -112,7 +112,13 @@ class Supervisor(manager.Manager):
 
     def loop(self) -> None:
         def stop_requested(signum: int, frame: FrameType | None) -> None:
-            self._system_print(f"{signal.Signals(signum).name} received: stopping\n")
+            name = signal.Signals(signum).name
+            if self._terminating and self._failure is None:
+                # A second Ctrl-C: the person does not want to wait for a warm shutdown.
+                self._system_print(f"{name} received again: killing what still runs\n")
+                self.kill()
+                return
+            self._system_print(f"{name} received: stopping\n")
             self.terminate()
 
         signal.signal(signal.SIGTERM, stop_requested)
