@@ -13,9 +13,9 @@ sandbox, the web app and beat with it and ``make run`` said nothing was wrong. H
   with a line naming the process, its exit code and its last 20 log lines.
 * **Ctrl-C / SIGTERM**: every process gets SIGTERM (its process group; the worker's
   wrapper ``marketplace.run_alone`` passes it to Celery's main process only), the stack
-  waits for them and exits **0**; a second Ctrl-C SIGKILLs what still runs. Whatever still runs after ``KILL_WAIT_SECONDS`` is
+  waits for them and exits **0**. Whatever still runs after ``KILL_WAIT_SECONDS`` is
   SIGKILLed (it never is normally: Celery's warm shutdown of an idle worker takes 5-9 s
-  here; honcho's own 5 s cut it short).
+  here; honcho's own 5 s cut it short), and so is everything on a second Ctrl-C.
 
 Usage: ``python -m marketplace.run_stack start -f Procfile`` (honcho's own arguments).
 Tunable from the environment (tests use it): ``RUN_STACK_RESTART`` (comma-separated
