@@ -181,8 +181,8 @@ class Channel(filesystem.Channel):
                 return
             except FileExistsError:
                 pass  # bind into the table the other process made, below
-            except OSError as exc:
-                raise ChannelError(f"Cannot create {file}") from exc
+            except OSError:
+                pass  # no hard links on this filesystem: kombu's way, below
             finally:
                 temporary.unlink(missing_ok=True)
         super()._queue_bind(exchange, routing_key, pattern, queue)

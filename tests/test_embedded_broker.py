@@ -156,3 +156,13 @@ def test_a_real_worker_survives_half_written_messages_and_runs_the_next_task(
     assert code == 0, text
     assert " exited with " not in text
     assert stack.leftovers() == []
+
+
+def test_an_exchange_table_is_created_whole_and_bound_into_after(tmp_path: Path) -> None:
+    with _connection(tmp_path) as connection:
+        channel = connection.default_channel
+        channel._queue_bind("jobs", "a", None, "queue-a")
+        channel._queue_bind("jobs", "b", None, "queue-b")
+        table = channel.get_table("jobs")
+    assert sorted(row.queue for row in table) == ["queue-a", "queue-b"]
+    assert os.listdir(tmp_path / "control") == ["jobs.exchange"]  # no temporary file left
