@@ -118,14 +118,18 @@ def _locked(order: V2Order) -> V2Order:
     return V2Order.objects.select_related("order", "seller").select_for_update().get(id=order.id)
 
 
-def _state_check(order: V2Order, *, force: bool) -> None:
+def _state_check(
+    order: V2Order,
+    *,
+    force: bool,
+    rule: str = "only AWAITING_SHIPMENT orders are fulfilled or cancelled",
+) -> None:
     state = order.order.marketplace_state
     if state != "AWAITING_SHIPMENT" and not force:
-        raise PackageError(
-            409,
-            f"the order is {state} at the marketplace: "
-            "only AWAITING_SHIPMENT orders are fulfilled or cancelled",
-        )
+        raise PackageError(409, f"the order is {state} at the marketplace: {rule}")
+
+
+CHANGE_RULE = "packages and cancellations change only while the order is AWAITING_SHIPMENT"
 
 
 def _after_change(order: V2Order) -> None:
@@ -239,7 +243,7 @@ def package_update(
         current = Package.objects.filter(id=package.id, order=locked).first()
         if current is None:  # deleted meanwhile
             raise PackageError(404, f"fulfillment {package.id!r} not found")
-        _state_check(locked, force=False)
+        _state_check(locked, force=False, rule=CHANGE_RULE)
         _over_quantity(locked, lines, "fulfillment_lines", kind="ship", except_package=current.id)
         current.lines = lines
         current.shipped_date = shipment["shipped_date"]
@@ -266,7 +270,7 @@ def package_delete(package: Package, *, source: str = "v2 API") -> None:
     marketplace sees, and its units are left to ship again."""
 
     def change(locked: V2Order) -> None:
-        _state_check(locked, force=False)
+        _state_check(locked, force=False, rule=CHANGE_RULE)
         if not Package.objects.filter(id=package.id, order=locked).delete()[0]:
             raise PackageError(404, f"fulfillment {package.id!r} not found")
         event_add(locked, "fulfillment_deleted", f"package {package.id} ({source})")
@@ -316,7 +320,7 @@ def cancellation_update(
 ) -> Cancellation:
     def change(locked: V2Order) -> Cancellation:
         current = Cancellation.objects.get(id=cancellation.id, order=locked)
-        _state_check(locked, force=False)
+        _state_check(locked, force=False, rule=CHANGE_RULE)
         _over_quantity(
             locked, lines, "cancellation_lines", kind="cancel", except_cancellation=current.id
         )
@@ -332,7 +336,7 @@ def cancellation_update(
 
 def cancellation_delete(cancellation: Cancellation) -> None:
     def change(locked: V2Order) -> None:
-        _state_check(locked, force=False)
+        _state_check(locked, force=False, rule=CHANGE_RULE)
         Cancellation.objects.filter(id=cancellation.id, order=locked).delete()
         event_add(locked, "cancellation_deleted", f"cancellation {cancellation.id}")
 
