@@ -34,14 +34,15 @@ seed: migrate
 	@# The demo seller's own order system (the simulated seller in the Procfile) signs in as this.
 	$(PY) -m sandbox create-api-user --seller demo-seller --username demo-seller-api --password demo-seller-api-pass --client-id 100001
 
-## make run: the whole stack (sandbox, simulated seller, web, worker, beat); Ctrl-C stops everything.
+## make run: the whole stack (sandbox, simulated seller, web, worker, beat), supervised (marketplace/run_stack.py); Ctrl-C stops everything.
 run: seed
 	@echo ""
 	@echo "  Marketplace app:   http://127.0.0.1:$(APP_PORT)/   (staff dashboard: /dashboard/, seller portal: /sellers/)"
 	@echo "  Platform sandbox:  http://127.0.0.1:$(SANDBOX_PORT)/sandbox/   (API: http://127.0.0.1:$(SANDBOX_PORT)/api/v1)"
 	@echo "  Seller's orders:   http://127.0.0.1:$(SANDBOX_PORT)/sandbox/v2/  (order API v2; the simulated seller works through it)"
 	@echo "  Intake API docs:   http://127.0.0.1:$(APP_PORT)/api/intake/docs"
-	@echo "  Demo accounts are listed in README.md and were printed above. Ctrl-C stops everything."
+	@echo "  Demo accounts are listed in README.md and were printed above. Ctrl-C stops everything"
+	@echo "  (make then prints its own \"Interrupt\" line: that is make, not a failure)."
 	@echo ""
 	$(PY) -m marketplace.run_stack start -f Procfile
 

@@ -18,6 +18,7 @@ def local_folders() -> list[Path]:
     for folder in (
         settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("data_folder_in"),
         settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("processed_folder"),
+        settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("broken_folder"),
         settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("control_folder"),
     ):
         if isinstance(folder, str) and folder:

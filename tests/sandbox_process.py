@@ -184,6 +184,18 @@ class SandboxProcess:
         """How long after a 429/503 a request still counts as already in flight."""
         self.control("POST", "/retry-grace", {"seconds": seconds})
 
+    def readings(self, **points: str) -> dict[str, str]:
+        """Switch points where the documents are silent to reading ``"A"`` or ``"B"``
+        (``import_cron="B"``; ``all="B"`` first, then single points); answers every point's
+        reading. Reset puts all back to A. With no points: only reads them."""
+        if not points:
+            return self.control("GET", "/readings")["readings"]
+        return self.control("POST", "/readings", points)["readings"]
+
+    def readings_all(self, reading: str) -> dict[str, str]:
+        """Every point to ``reading`` (``"A"`` or ``"B"``)."""
+        return self.readings(all=reading)
+
     def violations(self, **params: Any) -> dict:
         """``{"total", "by_kind", "recent"}``: the client's breaches of the contract's rules."""
         return self.control("GET", "/violations", **params)

@@ -8,8 +8,7 @@ over HTTP, as the README's "To see the whole flow" has them do in a browser. Eac
 then runs in ``bash -euo pipefail``, so a failing command (and, as the README's curl
 commands pass ``--fail-with-body``, an HTTP error) fails the test.
 
-Left out: the simulated seller process (its own shipping would race the README's shipping
-by hand) and the commands in ``EXEMPT``, each with its reason.
+Left out: the commands in ``EXEMPT``, each with its reason.
 """
 
 from __future__ import annotations
@@ -233,23 +232,10 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     run(sys.executable, "-m", "sandbox", "create-api-user", "--seller", "demo-seller",
         "--username", "demo-seller-api", "--password", "demo-seller-api-pass",
         "--client-id", "100001")  # fmt: skip
-    # The Procfile without the simulated seller (see the module's docstring).
-    procfile = tmp / "Procfile"
-    lines = (ROOT / "Procfile").read_text().splitlines()
-    procfile.write_text("\n".join(x for x in lines if not x.startswith("seller:")) + "\n")
     log = tmp / "stack.log"
     with log.open("wb") as out:
         honcho = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "marketplace.run_stack",
-                "start",
-                "-f",
-                str(procfile),
-                "-d",
-                str(ROOT),
-            ],
+            [sys.executable, "-m", "marketplace.run_stack", "start", "-f", "Procfile"],
             cwd=ROOT,
             env=env,
             stdout=out,

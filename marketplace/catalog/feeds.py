@@ -155,9 +155,10 @@ def feed_provision(*, source: CatalogSource, feed: FeedSettings) -> CatalogSourc
                     + ", ".join(differences)
                     + "); it was removed again."
                 )
-            schedule = api.exports.schedule(
+            schedule = provisioned.schedule_put(
+                api.exports,
                 db_id=source.db_id,
-                export_id=export_id,
+                ids=EXPORT.ids(export_id),
                 day=feed.day,
                 hour=feed.hour,
                 minute=feed.minute,
@@ -179,8 +180,7 @@ def feed_provision(*, source: CatalogSource, feed: FeedSettings) -> CatalogSourc
     source.export_fields = feed.mapping.as_json()
     source.delimiter = feed.delimiter
     source.compression = feed.compression
-    source.cron = str(schedule.get("cron") or "")
-    source.paused = provisioned.flag(schedule.get("paused", "0"))
+    provisioned.schedule_keep(EXPORT, source, schedule)
     source.provisioned_at = timezone.now()
     clear_error(source)
     source.save()

@@ -33,7 +33,12 @@ from marketplace.catalog.models import CatalogSource, StatusImport
 from marketplace.catalog.status_file import COLUMNS, DEFAULT_TARGETS, status_password_hash
 from marketplace.catalog.url_keys import url_key_new
 from marketplace.platform.errors import PlatformError
-from marketplace.platform.imports import Delimiters, file_map_body, file_map_decoded
+from marketplace.platform.imports import (
+    Delimiters,
+    file_map_body,
+    file_map_decoded,
+    maps_pairs,
+)
 
 HOLD_WAIT = provisioned.HOLD_WAIT
 # How the status file is written (status_file.py): UTF-8, comma, '"' doubled inside.
@@ -41,6 +46,8 @@ DELIMITERS = Delimiters(encoding="UTF-8", separator=",", enclosure='"', escaper=
 # Fetch attempts per run, the pause between them and the per-attempt timeout (seconds).
 FETCH = {"timeout": "60", "max_attempts": "3", "time_between_attempts": "30"}
 # Hourly at minute 15: after the nightly feed, sellers see a new status within the hour.
+# A platform that refuses hour "*" (only 0-23) gets the first run of that minute after the
+# feed's daily run instead (``hourly_fallback_hour``), and staff read why on the page.
 DEFAULT_SCHEDULE = {"day": "*", "hour": "*", "minute": "15"}
 # The platform's rule for target field names (pinned decision of issue 13).
 FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
@@ -55,6 +62,7 @@ IMPORT = provisioned.Kind(
     source_field="source",
     cleanup_field="cleanup_id",
     message=feeds.error_message,
+    schedule_note_field="schedule_note",
 )
 
 
@@ -133,10 +141,32 @@ def import_settings(
     }
 
 
+def hourly_fallback_hour(source: CatalogSource, minute: str) -> str:
+    """The hour of a once-a-day run when the platform refuses an hourly one: the first
+    ``minute`` after the feed's daily run (feed at 02:00 → 02:15), so the status a
+    seller reads follows the day's feed; the feed's default hour when its schedule is
+    not a plain daily time."""
+    parts = (source.cron or "").split()
+    feed_minute, feed_hour = [*parts, "", ""][:2]
+    if not (feed_hour.isdigit() and feed_minute.isdigit() and str(minute).isdigit()):
+        return feeds.FeedSettings.hour
+    hour = int(feed_hour) + (0 if int(minute) > int(feed_minute) else 1)
+    return str(hour % 24)
+
+
+def maps_held(file_map: Any, maps: dict[str, str]) -> bool:
+    """Whether a file map read back holds exactly ``maps`` ({column: target}, sent with
+    hex keys): keyed by decoded names or as sent, compared as (column, target) pairs."""
+    held = file_map.get("maps") if isinstance(file_map, dict) else None
+    return maps_pairs(held, encoded=True, columns=frozenset(maps)) == set(maps.items())
+
+
 def import_differences(
-    *, sent: dict[str, Any], maps: dict[str, str], cron: str | None, got: dict[str, Any]
+    *, sent: dict[str, Any], maps: dict[str, str], got: dict[str, Any]
 ) -> list[str]:
-    """Names of what the platform does not hold as we sent it (never the password)."""
+    """Names of what the platform does not hold as we sent it (never the password). Only
+    what we sent is compared: the schedule is read from the schedule call's answer, as
+    an import record need not hold ``cron``."""
     differences = [
         key
         for key in ("name", "join_type", "url", "username", "join_key")
@@ -144,13 +174,11 @@ def import_differences(
     ]
     file_map = got.get("file_map")
     file_map = file_map if isinstance(file_map, dict) else {}
-    if file_map.get("maps") != maps:
+    if not maps_held(file_map, maps):
         differences.append("file_map maps")
     for key in ("encoding", "separator", "enclosure", "escaper"):
         if str(file_map.get(key, "")) != getattr(DELIMITERS, key):
             differences.append(f"file_map {key}")
-    if (got.get("cron") or None) != (cron or None):
-        differences.append("cron")
     return differences
 
 
@@ -225,13 +253,15 @@ def status_import_provision(
             import_id = str(api.imports.create(db_id=source.db_id, settings=body)["id"])
             api.imports.delimiters(db_id=source.db_id, import_id=import_id, delimiters=DELIMITERS)
             _file_map_put(api, source=source, import_id=import_id, maps=maps)
-            answer = api.imports.schedule(
-                db_id=source.db_id, import_id=import_id, **asdict(schedule)
+            held = provisioned.schedule_put(
+                api.imports,
+                db_id=source.db_id,
+                ids=IMPORT.ids(import_id),
+                **asdict(schedule),
+                fallback_hour=hourly_fallback_hour(source, schedule.minute),
             )
             stored = api.imports.get(db_id=source.db_id, import_id=import_id)
-            differences = import_differences(
-                sent=body, maps=maps, cron=answer.get("cron"), got=stored
-            )
+            differences = import_differences(sent=body, maps=maps, got=stored)
             if differences:
                 raise CatalogError(
                     "The platform did not keep the listing-status import as asked ("
@@ -253,8 +283,7 @@ def status_import_provision(
         ) from exc
     status_import.state = StatusImport.State.ACTIVE
     status_import.import_id = import_id
-    status_import.cron = str(answer.get("cron") or "")
-    status_import.paused = provisioned.flag(answer.get("paused", "0"))
+    provisioned.schedule_keep(IMPORT, status_import, held)
     status_import.provisioned_at = timezone.now()
     _store_platform_view(status_import, stored)
     import_error_clear(status_import)
@@ -263,17 +292,24 @@ def status_import_provision(
 
 
 def _file_map_put(api: Any, *, source: CatalogSource, import_id: str, maps: dict[str, str]) -> None:
-    """Put the file map (hex keys) and check the platform decoded our column names."""
+    """Put the file map (hex keys) and check the platform holds our columns and targets.
+
+    ``clean_file_headers`` is ``0``: we write the header ourselves (status_file.HEADER:
+    no byte-order mark, no surrounding spaces), and a platform whose cleaning also
+    normalises names (lowercase, ``_``) would no longer find the columns we map."""
     answer = api.imports.file_map(
         db_id=source.db_id,
         import_id=import_id,
-        body=file_map_body(delimiters=DELIMITERS, maps=maps, ignore_join={}),
+        body=file_map_body(
+            delimiters=DELIMITERS, maps=maps, ignore_join={}, clean_file_headers=False
+        ),
     )
-    decoded = file_map_decoded(answer).get("maps")
-    if decoded != maps:
+    decoded = file_map_decoded(answer)
+    if not maps_held(decoded, maps):
+        held = maps_pairs(decoded.get("maps"), encoded=True, columns=frozenset(maps))
         raise CatalogError(
             "The platform read the file map's columns differently from what we sent "
-            f"({sorted(decoded or {})!r})."
+            f"({sorted(column for column, _ in held)!r})."
         )
 
 
@@ -295,9 +331,7 @@ def status_import_targets_set(*, source: CatalogSource, targets: dict[str, str])
         with platform_api(hold_wait=HOLD_WAIT, seller_id=source.seller_id) as api:
             _file_map_put(api, source=source, import_id=status_import.import_id, maps=maps)
             stored = api.imports.get(db_id=source.db_id, import_id=status_import.import_id)
-        file_map = stored.get("file_map")
-        held = file_map if isinstance(file_map, dict) else {}
-        if held.get("maps") != maps:
+        if not maps_held(stored.get("file_map"), maps):
             raise CatalogError("The platform did not keep the new target fields.")
     except (CatalogError, PlatformError) as exc:
         raise import_error_record(status_import, prefix, exc) from exc
@@ -322,6 +356,7 @@ def status_import_schedule_set(
         hour=hour,
         minute=minute,
         paused=paused,
+        fallback_hour=hourly_fallback_hour(source, minute),
     )
     status_import.save()
     return status_import
@@ -340,6 +375,7 @@ def status_import_remove(*, source: CatalogSource) -> StatusImport:
     status_import.username = ""
     status_import.password_hash = ""
     status_import.cron = ""
+    status_import.schedule_note = ""
     status_import.platform_status = ""
     status_import.last_download_time = ""
     status_import.last_log = {}

@@ -291,6 +291,9 @@ class StatusImport(models.Model):
     targets = models.JSONField(default=dict, blank=True)
     cron = models.CharField(max_length=64, blank=True)
     paused = models.BooleanField(default=False)
+    # Why ``cron`` is not the schedule asked for ("" when it is): e.g. the platform refused
+    # an hourly schedule and the import runs once a day (imports.hourly_fallback_hour).
+    schedule_note = models.CharField(max_length=300, blank=True)
     provisioned_at = models.DateTimeField(null=True, blank=True)
     # The platform's view of the import, read periodically.
     platform_status = models.CharField(max_length=20, blank=True)

@@ -31,6 +31,7 @@ from django.views.decorators.debug import sensitive_variables
 from marketplace.catalog.access import PlatformApi, platform_api
 from marketplace.catalog.errors import ApiAccessNeeded, CatalogError
 from marketplace.catalog.models import CatalogSource, StatusImport
+from marketplace.platform.db_resources import schedule_paused
 from marketplace.platform.errors import PlatformError, PlatformRejected
 
 logger = logging.getLogger(__name__)
@@ -53,6 +54,9 @@ class Kind:
     # The failure in words for people, from a prefix ("Changing the schedule failed")
     # and the exception (the platform's words included).
     message: Callable[[str, Exception], str]
+    # The record's field that says in words why the schedule set is not the one asked
+    # for (a refused hourly schedule), or "" when the kind keeps none.
+    schedule_note_field: str = ""
 
     def ids(self, object_id: str) -> dict[str, str]:
         return {self.id_arg: object_id}
@@ -65,6 +69,56 @@ class Kind:
 def flag(value: Any) -> bool:
     """The platform's booleans arrive as "1"/"0", "true"/"false" or real ones."""
     return str(value) in ("1", "true", "True")
+
+
+@dataclass(frozen=True)
+class ScheduleHeld:
+    """The schedule the platform holds after a schedule call, from its answer."""
+
+    cron: str
+    paused: bool
+    note: str = ""  # why it is not the schedule asked for ("" when it is)
+
+
+def schedule_put(
+    group: Any,
+    *,
+    db_id: str,
+    ids: dict[str, str],
+    day: str,
+    hour: str,
+    minute: str,
+    paused: bool | None = None,
+    fallback_hour: str | None = None,
+) -> ScheduleHeld:
+    """One schedule call (``group`` is ``api.exports`` or ``api.imports``), read from its
+    answer, never from the object's record (a platform need not echo ``cron`` there).
+
+    Where the documents are silent, a platform may refuse ``hour`` ``*`` (reading B: only
+    0-23). An hourly schedule refused with a 400 is then set once a day at
+    ``fallback_hour`` and the same minute, and the note says so; without a
+    ``fallback_hour``, or when that is refused too, the first refusal is raised."""
+    try:
+        answer = group.schedule(
+            db_id=db_id, **ids, day=day, hour=hour, minute=minute, paused=paused
+        )
+        note = ""
+    except PlatformRejected as refused:
+        if hour != "*" or refused.status != 400 or fallback_hour is None:
+            raise
+        try:
+            answer = group.schedule(
+                db_id=db_id, **ids, day=day, hour=fallback_hour, minute=minute, paused=paused
+            )
+        except PlatformRejected:
+            raise refused from None
+        note = (
+            f"the platform refused an hourly schedule (it said “{refused.message}”), "
+            "so it runs once a day"
+        )
+    return ScheduleHeld(
+        cron=str(answer.get("cron") or ""), paused=schedule_paused(answer), note=note
+    )
 
 
 # --- errors -----------------------------------------------------------------------------------
@@ -99,25 +153,62 @@ def schedule_set(
     hour: str,
     minute: str,
     paused: bool,
+    fallback_hour: str | None = None,
 ) -> None:
-    """Set the schedule at the platform and keep what it answers (``cron``, ``paused``);
-    the caller saves the record."""
+    """Set the schedule at the platform and keep what it answers (``cron``, ``paused``,
+    and why it differs from the one asked for: see ``schedule_put``); the caller saves
+    the record."""
     source = kind.source_of(record)
     try:
         with platform_api(hold_wait=HOLD_WAIT, seller_id=source.seller_id) as api:
-            answer = kind.group(api).schedule(
+            held = schedule_put(
+                kind.group(api),
                 db_id=source.db_id,
-                **kind.ids(object_id),
+                ids=kind.ids(object_id),
                 day=day,
                 hour=hour,
                 minute=minute,
                 paused=paused,
+                fallback_hour=fallback_hour,
             )
     except (CatalogError, PlatformError) as exc:
         raise error_record(kind, record, prefix, exc) from exc
-    record.cron = str(answer.get("cron") or "")
-    record.paused = flag(answer.get("paused", "0"))
+    schedule_keep(kind, record, held)
     error_clear(record)
+
+
+def schedule_keep(kind: Kind, record: Any, held: ScheduleHeld) -> None:
+    """Keep the schedule the platform holds on the record (the caller saves it)."""
+    record.cron = held.cron
+    record.paused = held.paused
+    if kind.schedule_note_field:
+        setattr(record, kind.schedule_note_field, held.note[:300])
+
+
+_WEEKDAYS = ("Sundays", "Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays", "Saturdays")
+
+
+def schedule_in_words(cron: str) -> str:
+    """A platform cron (``m h * * d``, UTC) in plain words for staff: ``daily at 02:15
+    UTC``, ``every hour at minute 15``, ``Mondays at 03:45 UTC``; the cron itself when
+    it is none of these."""
+    parts = (cron or "").split()
+    if not parts:
+        return "none"
+    if len(parts) != 5 or parts[2:4] != ["*", "*"]:
+        return cron
+    minute, hour, _, _, day = parts
+    if day == "*":
+        when = "daily"
+    elif day.isdigit() and int(day) < 7:
+        when = _WEEKDAYS[int(day)]
+    else:
+        return cron
+    if hour == "*" and minute.isdigit():
+        return f"every hour at minute {int(minute)}" + ("" if day == "*" else f", {when}")
+    if hour.isdigit() and minute.isdigit():
+        return f"{when} at {int(hour):02d}:{int(minute):02d} UTC"
+    return cron
 
 
 @sensitive_variables("password")

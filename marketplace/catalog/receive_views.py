@@ -1,5 +1,7 @@
 """The endpoint the platform delivers feed files to: ``PUT /catalog/feeds/<key>/<file>``
-with HTTP Basic (the seller's feed credentials). 201 when stored and queued."""
+or ``PUT /catalog/feeds/<key>/`` (the folder given as ``host``; the documents do not say
+which one a platform uses), with HTTP Basic (the seller's feed credentials). 201 when
+stored and queued."""
 
 from __future__ import annotations
 
@@ -44,10 +46,9 @@ def basic_credentials(request: HttpRequest) -> tuple[str, str] | None:
     return (username, password) if sep else None
 
 
-@csrf_exempt
-@require_http_methods(["PUT"])
-@sensitive_variables("credentials")
-def receive(request: HttpRequest, feed_key: str, file_name: str) -> HttpResponse:
+def _receive(request: HttpRequest, feed_key: str, file_name: str) -> HttpResponse:
+    """The delivery itself, whichever URL it came to: Basic auth against the feed's
+    credentials, the size limit, then the file stored and queued (201)."""
     credentials = basic_credentials(request)
     if credentials is None:
         return _unauthorized()
@@ -61,12 +62,31 @@ def receive(request: HttpRequest, feed_key: str, file_name: str) -> HttpResponse
     if declared.isdigit() and int(declared) > FEED_MAX_BYTES:
         return JsonResponse({"status": "fail", "message": "file too large"}, status=413)
     try:
-        run = feed_file_receive(source=source, stream=request, file_name=file_name)
+        run = feed_file_receive(source=source, stream=request, file_name=file_name or "feed")
     except FeedTooLarge as exc:
         return JsonResponse({"status": "fail", "message": str(exc)}, status=413)
     return JsonResponse({"status": "success", "run_id": run.pk}, status=201)
 
 
+# Both URLs are API endpoints with their own credentials (HTTP Basic), never a browser
+# form: no CSRF check, which would answer the platform's PUT with Django's HTML 403.
+@csrf_exempt
+@require_http_methods(["PUT"])
+@sensitive_variables("credentials")
+def receive(request: HttpRequest, feed_key: str, file_name: str) -> HttpResponse:
+    """A file PUT below the folder: ``host`` + ``/`` + ``file_name`` (reading A)."""
+    return _receive(request, feed_key, file_name)
+
+
+@csrf_exempt
+@sensitive_variables("credentials")
 def folder(request: HttpRequest, feed_key: str) -> HttpResponse:
-    """The folder URL given to the platform as ``host``; files go below it."""
-    return JsonResponse({"status": "fail", "message": "PUT a file below this URL"}, status=405)
+    """The folder URL given to the platform as ``host``. A platform may PUT the file to
+    ``host`` itself (reading B of the delivery URL): taken like a PUT below it."""
+    if request.method != "PUT":
+        response = JsonResponse(
+            {"status": "fail", "message": "PUT the file to this URL or below it"}, status=405
+        )
+        response["Allow"] = "PUT"
+        return response
+    return _receive(request, feed_key, "")

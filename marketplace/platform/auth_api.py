@@ -4,13 +4,17 @@ accounts and databases the API user can reach.
 Facts from shared/spec/platform-api-contract.md: ``POST /login`` with ``method`` ``token``;
 without ``twofa_token`` the platform e-mails a code and answers a ``message``; with it,
 ``{"status": "success", "token"}``; a wrong password or code is 400 ``Invalid
-Authentication``. ``GET /user/accounts`` and ``GET /accounts/{id}/dbs`` take the token in
-``x-api-key``. Values are strings.
+Authentication``. The accounts come from the paginated ``GET /user/list-accounts`` (the
+deprecated ``GET /user/accounts`` only when that one is 404); ``GET /accounts/{id}/dbs``
+lists an account's databases. Every call takes the token in ``x-api-key`` and
+``Authorization: Bearer`` (the transport sends both). Values are strings.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import quote
 
 from django.views.decorators.debug import sensitive_variables
@@ -21,6 +25,13 @@ from marketplace.platform.errors import (
     platform_text,
 )
 from marketplace.platform.transport import ApiKeyTransport
+
+logger = logging.getLogger(__name__)
+
+# ``/user/list-accounts``: the largest page the reference allows, and a bound on the pages
+# read (10 000 accounts): a platform whose pagination never ends cannot loop us forever.
+ACCOUNTS_PER_PAGE = 100
+ACCOUNTS_MAX_PAGES = 100
 
 
 class LoginRefused(PlatformRejected):
@@ -119,14 +130,57 @@ class AuthApi:
         self.transport = transport
 
     def accounts(self) -> list[PlatformAccount]:
-        data = self.transport.request("GET", "/user/accounts")
-        if not isinstance(data, list):
-            raise PlatformMalformedResponse("accounts answer is not a list", status=200)
-        return [
-            PlatformAccount(id=str(item["id"]), name=str(item.get("account_name") or item["id"]))
-            for item in data
-            if isinstance(item, dict) and item.get("id") not in (None, "")
-        ]
+        """Every account the API user can reach.
+
+        ``GET /user/list-accounts`` first, page after page: the reference marks
+        ``/user/accounts`` deprecated in favour of it, and a platform that took the
+        deprecation through (reading B) answers 404 there. Only when list-accounts itself
+        is 404 (a platform that predates it) do we fall back to ``/user/accounts``; any
+        other refusal is the platform's answer and is raised as it is."""
+        try:
+            items = self._accounts_paginated()
+        except PlatformRejected as exc:
+            if exc.status != 404:
+                raise
+            data = self.transport.request("GET", "/user/accounts")
+            if not isinstance(data, list):
+                raise PlatformMalformedResponse(
+                    "accounts answer is not a list", status=200
+                ) from None
+            items = data
+        accounts: dict[str, PlatformAccount] = {}
+        for item in items:
+            if isinstance(item, dict) and item.get("id") not in (None, ""):
+                account = PlatformAccount(
+                    id=str(item["id"]), name=str(item.get("account_name") or item["id"])
+                )
+                accounts.setdefault(account.id, account)  # a page boundary may repeat one
+        return list(accounts.values())
+
+    def _accounts_paginated(self) -> list[Any]:
+        items: list[Any] = []
+        for page in range(1, ACCOUNTS_MAX_PAGES + 1):
+            data = self.transport.request(
+                "GET",
+                "/user/list-accounts",
+                params={"page": str(page), "results_per_page": str(ACCOUNTS_PER_PAGE)},
+            )
+            found = data.get("accounts") if isinstance(data, dict) else None
+            if not isinstance(found, list):
+                raise PlatformMalformedResponse("list-accounts answer without accounts", status=200)
+            items.extend(found)
+            pagination = data.get("pagination")
+            pagination = pagination if isinstance(pagination, dict) else {}
+            try:
+                total_pages = int(str(pagination.get("total_pages")))
+            except ValueError:
+                total_pages = None  # unknown: read on while pages come back full
+            if not found or (total_pages is not None and page >= total_pages):
+                return items
+            if total_pages is None and len(found) < ACCOUNTS_PER_PAGE:
+                return items
+        logger.warning("list-accounts: stopped after %s pages", ACCOUNTS_MAX_PAGES)
+        return items
 
     def databases(self, *, account_id: str) -> list[PlatformDatabase]:
         data = self.transport.request("GET", f"/accounts/{path_segment(account_id)}/dbs")

@@ -20,6 +20,21 @@ def flag(value: bool) -> str:
     return "1" if value else "0"
 
 
+def schedule_paused(answer: dict[str, Any]) -> bool:
+    """The schedule answer's ``paused``: the contract shows the number ``0``/``1``; another
+    reading answers the string ``"0"``/``"1"`` (platform values are strings elsewhere).
+    Both are taken; anything else (missing, ``true``, ``"yes"``, ``2``) is a malformed
+    answer, not a guess."""
+    value = answer.get("paused")
+    if isinstance(value, bool):  # JSON true/false: neither reading
+        raise PlatformMalformedResponse("schedule answer with a malformed paused", status=200)
+    if value in (0, "0"):
+        return False
+    if value in (1, "1"):
+        return True
+    raise PlatformMalformedResponse("schedule answer with a malformed paused", status=200)
+
+
 class DatabaseResourceApi:
     resource = ""  # "exports", "imports"
     singular = ""  # "export", "import": also the key of a wrapped answer
@@ -56,7 +71,8 @@ class DatabaseResourceApi:
         minute: str | None,
         paused: bool | None,
     ) -> dict[str, Any]:
-        """Set (or with ``-1`` in all three, unset) the cron and/or pause it."""
+        """Set (or with ``-1`` in all three, unset) the cron and/or pause it. The answer's
+        ``paused`` is checked (``schedule_paused`` reads it)."""
         body: dict[str, str] = {}
         if day is not None:
             body.update(day=str(day), hour=str(hour), minute=str(minute))
@@ -67,4 +83,5 @@ class DatabaseResourceApi:
         )
         if not isinstance(data, dict) or "cron" not in data:
             raise PlatformMalformedResponse("schedule answer without cron", status=200)
+        schedule_paused(data)
         return data

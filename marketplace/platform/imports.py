@@ -13,7 +13,9 @@ Answers may carry fields we do not know (additive changes); we read only what we
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +52,31 @@ def hex_key(column: str) -> str:
     return column.encode("utf-8").hex()
 
 
+_HEX = re.compile(r"^(?:[0-9a-fA-F]{2})+$")
+
+
+def maps_pairs(
+    maps: Any, *, encoded: bool, columns: frozenset[str] = frozenset()
+) -> set[tuple[str, str]]:
+    """A ``maps`` object read back, as {(source column name, target field)}.
+
+    The platform may key it by the decoded column names (the interface says the file-map
+    answer holds decoded names) or as sent, hex when ``encode_source_file_keys`` was 1
+    (another reading, for the answer and the import record alike). With ``encoded``, a
+    key that is not one of the ``columns`` we sent and reads as the hex of UTF-8 text is
+    decoded; anything else is taken as a name. Not an object → the empty set."""
+    if not isinstance(maps, dict):
+        return set()
+    pairs = set()
+    for key, target in maps.items():
+        column = str(key)
+        if encoded and column not in columns and _HEX.match(column):
+            with contextlib.suppress(UnicodeDecodeError):  # not hex of text: a name
+                column = bytes.fromhex(column).decode("utf-8")
+        pairs.add((column, str(target)))
+    return pairs
+
+
 def file_map_body(
     *,
     delimiters: Delimiters,
@@ -57,10 +84,12 @@ def file_map_body(
     ignore_join: dict[str, Any] | list[Any] | None = None,
     name_based_maps: bool = True,
     encode_source_file_keys: bool = True,
-    clean_file_headers: bool = True,
+    clean_file_headers: bool = False,
 ) -> dict[str, Any]:
     """The ``file_map`` request: ``maps`` is {source column name: target field}; with
-    ``encode_source_file_keys`` its keys are sent hex-encoded."""
+    ``encode_source_file_keys`` its keys are sent hex-encoded. ``clean_file_headers`` is
+    off unless asked for: a platform may read it as "normalise the names" too (lowercase,
+    ``_``), and then the columns mapped by their exact names are no longer found."""
     body: dict[str, Any] = delimiters.as_body()
     body["maps"] = (
         {hex_key(column): target for column, target in maps.items()}

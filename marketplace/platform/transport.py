@@ -8,9 +8,11 @@
   buyer details scrubbed (a successful call keeps no request body), and non-2xx answers
   mapped to ``marketplace.platform.errors`` classes.
 * ``ApiKeyTransport``: the Authentication and Platform API groups (the API token in
-  ``x-api-key``); the platform limits them per API user, so the user is the holder of the
-  embargo and the request budget. ``order_source.OrderSourceClient`` is the order
-  interface's (a seller's Bearer token; the seller is the holder), and
+  ``x-api-key`` and in ``Authorization: Bearer``, both required by the interface
+  document's export and import pages); the platform limits them per API user, so the
+  user is the holder of the embargo and the request budget.
+  ``order_source.OrderSourceClient`` is the order interface's (a seller's Bearer token;
+  the seller is the holder), and
   ``oauth.TokenTransport`` the token endpoint's (Authlib sends through it; our OAuth
   client is the holder).
 * An answer that is not JSON is described (status, size, type), never quoted, in
@@ -286,7 +288,9 @@ class Transport:
 
 
 class ApiKeyTransport(Transport):
-    """Calls of the API groups that authenticate with an API token (``x-api-key``).
+    """Calls of the API groups that authenticate with an API token: sent in both
+    ``x-api-key`` and ``Authorization: Bearer`` on every call but the login (a platform
+    refuses a call missing either with 401).
 
     ``api_user`` holds the embargo and the request budget (the platform limits these
     groups per user). A 429 is slept out once when the wait is within ``hold_wait``.
@@ -327,7 +331,11 @@ class ApiKeyTransport(Transport):
     ) -> Any:
         """The answer's JSON (``{}`` for an empty body); raises a ``PlatformError``."""
         body = None if json_body is None else json.dumps(json_body, separators=(",", ":"))
-        headers = {"x-api-key": self._token} if authenticated else {}
+        headers = (
+            {"x-api-key": self._token, "Authorization": f"Bearer {self._token}"}
+            if authenticated
+            else {}
+        )
         for attempt in (1, 2):
             budget_acquire(
                 key=f"{self.holder}:api",

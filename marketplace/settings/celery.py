@@ -9,6 +9,7 @@ are made at process start (``marketplace.apps``) and when Celery reads its confi
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from kombu import Exchange, Queue
 
@@ -20,22 +21,30 @@ from marketplace.settings.tuning import PULL_INTERVAL_SECONDS
 CELERY_DATA_DIR = Path(env.str("CELERY_DATA_DIR", default=str(VAR_DIR / "celery")))
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
-    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, str | int | float | bool] = {
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, Any] = {
         # Above the longest task and countdown, so an unacked task is not run twice;
         # far below kombu's 1 h default, so a killed worker's task returns soon.
         "visibility_timeout": 600,
         "unacked_restore_interval": 10,
     }
 else:
-    # Embedded broker: no server needed. Both folders must be the same one.
+    # Embedded broker: no server needed. kombu's filesystem transport with atomic writes
+    # and reads that set a bad file aside instead of dying (``marketplace.file_broker``:
+    # kombu's own could hand a worker half a message). Both folders must be the same one.
+    from marketplace.file_broker import ALIAS as _EMBEDDED_TRANSPORT
+    from marketplace.file_broker import register as _embedded_transport_register
+
+    _embedded_transport_register()
     _broker_dir = CELERY_DATA_DIR / "broker"
     # A host in the URL, though the transport ignores it: with none, kombu logs
     # "No hostname was supplied" on every connection (each command, worker and beat).
-    CELERY_BROKER_URL = "filesystem://localhost/"
+    CELERY_BROKER_URL = f"{_EMBEDDED_TRANSPORT}://localhost/"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir),
         "data_folder_out": str(_broker_dir),
         "processed_folder": str(CELERY_DATA_DIR / "processed"),
+        # Message files that could not be read: kept here and logged, never fatal.
+        "broken_folder": str(CELERY_DATA_DIR / "broken"),
         # Broadcast/control messages (ping, purge): kombu's default is ./control.
         "control_folder": str(CELERY_DATA_DIR / "control"),
         "store_processed": False,

@@ -1,5 +1,5 @@
-"""/api.php on the common endpoint decorator: the auth hook (the API token, ``x-api-key``,
-and ``Authorization: Bearer`` equal to it when both are sent), the group's rate limit
+"""/api.php on the common endpoint decorator: the auth hook (the API token in both
+``x-api-key`` and ``Authorization: Bearer``, the same token), the group's rate limit
 around the view with its headers on every answer, and the error shape
 (``{"status": "fail", "message"}``)."""
 
@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from sandbox.auth_api.models import PlatformToken, PlatformUser
 from sandbox.auth_api.tokens import token_find
-from sandbox.common import clock
+from sandbox.common import clock, violations
 from sandbox.common.api_php import rate_limits
 from sandbox.common.api_php.errors import ApiError, fail, rate_limit_message
 from sandbox.common.endpoint import Around, ErrorShape, endpoint
@@ -25,17 +25,44 @@ def _bearer(request: HttpRequest) -> str | None:
     return value.strip() if scheme.lower() == "bearer" else None
 
 
+INVALID_TOKEN = "Invalid API token"
+
+
+def _header_breach(request: HttpRequest, key: str, bearer: str | None) -> None:
+    """Count a call that lacks one of the two headers, or sends two different tokens, as
+    an ``api_token_headers`` violation (attributed when either header names a token)."""
+    if not key and not bearer:
+        detail = "neither x-api-key nor Authorization: Bearer"
+    elif not key:
+        detail = "Authorization: Bearer without x-api-key"
+    elif not bearer:
+        detail = "x-api-key without Authorization: Bearer"
+    else:
+        detail = "x-api-key and Authorization: Bearer name different tokens"
+    known = token_find(key) if key else None
+    if known is None and bearer:
+        known = token_find(bearer)
+    violations.violation_record(
+        kind=violations.API_TOKEN_HEADERS,
+        seller=known.user.username if known is not None else "",
+        client_id=f"api-token:{known.name}" if known is not None else "",
+        request_id=getattr(request, "sandbox_request_id", ""),
+        detail=f"{request.method} {request.path}: {detail}",
+    )
+
+
 def api_token(request: HttpRequest) -> PlatformToken:
-    """The caller's active token, or ApiError 401."""
+    """The caller's active token, or ApiError 401 (the same answer for a missing header,
+    two different tokens, an unknown or a revoked token: the contract requires both
+    headers with the same token on every Platform call)."""
     key = request.META.get("HTTP_X_API_KEY", "").strip()
-    bearer = _bearer(request)
-    if not key:
-        raise ApiError("Missing x-api-key header", 401)
-    if bearer is not None and bearer != key:
-        raise ApiError("x-api-key and the Authorization Bearer token differ", 401)
+    bearer = _bearer(request) or ""
+    if not key or not bearer or bearer != key:
+        _header_breach(request, key, bearer)
+        raise ApiError(INVALID_TOKEN, 401)
     token = token_find(key)
     if token is None or token.revoked_at is not None:
-        raise ApiError("Invalid API token", 401)
+        raise ApiError(INVALID_TOKEN, 401)
     return token
 
 

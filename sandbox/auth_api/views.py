@@ -1,11 +1,13 @@
 """Views of the Authentication API under /api.php (thin: services do the work)."""
 
 from django.http import HttpRequest, HttpResponse
+from django.views.decorators.csrf import csrf_exempt
 
 from sandbox.auth_api.endpoint import platform_endpoint, strings_response
 from sandbox.auth_api.login import login
 from sandbox.auth_api.models import PlatformAccount, PlatformUser
-from sandbox.common.api_php.errors import ApiError
+from sandbox.common import switches
+from sandbox.common.api_php.errors import ApiError, fail
 from sandbox.common.json_bodies import json_object_body
 
 LIST_ACCOUNTS_PARAMS = frozenset({"page", "results_per_page", "query"})
@@ -23,8 +25,18 @@ def login_view(request: HttpRequest) -> HttpResponse:
 
 
 @platform_endpoint(group="accounts", methods=("GET",))
-def user_accounts(request: HttpRequest, user: PlatformUser) -> HttpResponse:
+def _user_accounts(request: HttpRequest, user: PlatformUser) -> HttpResponse:
     return strings_response([_account_json(a) for a in user.accounts.order_by("id")])
+
+
+@csrf_exempt
+def user_accounts(request: HttpRequest) -> HttpResponse:
+    """The deprecated ``GET /user/accounts``; under reading B of ``accounts`` the call is
+    gone, as on a platform that removed it: 404 before anything else (no auth, no rate
+    limit), and ``/user/list-accounts`` is the way."""
+    if switches.reading_b("accounts"):
+        return fail("Not found: /user/accounts is not served; use /user/list-accounts", 404)
+    return _user_accounts(request)
 
 
 def _positive(params: dict[str, str], key: str, default: int, maximum: int) -> int:

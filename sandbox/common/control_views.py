@@ -1,5 +1,6 @@
 """The sandbox-wide control API under /sandbox/api: health, reset, fault rules, the clock,
-the additive-fields switch and the retry grace (JSON in and out, no auth: local only)."""
+the additive-fields switch, the retry grace and the readings of the silent points (JSON
+in and out, no auth: local only)."""
 
 from django.http import HttpRequest, JsonResponse
 
@@ -76,3 +77,14 @@ def retry_grace(request: HttpRequest) -> JsonResponse:
             raise BadBody("seconds must be a number >= 0")
         switches.set_retry_grace(seconds=float(seconds))
     return JsonResponse({"seconds": switches.current.retry_grace_seconds})
+
+
+@control(("POST", "GET"))
+def readings(request: HttpRequest) -> JsonResponse:
+    """``POST {"import_cron": "B"}`` or ``{"all": "B"}`` → every point's reading."""
+    if request.method == "POST":
+        try:
+            switches.readings_set(json_object_body(request))
+        except switches.ReadingError as exc:
+            raise BadBody(str(exc)) from exc
+    return JsonResponse({"readings": dict(switches.current.readings)})

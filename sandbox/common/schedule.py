@@ -11,7 +11,7 @@ from typing import Any
 
 from django.db import models, transaction
 
-from sandbox.common import clock
+from sandbox.common import clock, switches
 from sandbox.common.api_php.errors import ApiError
 
 log = logging.getLogger(__name__)
@@ -24,9 +24,11 @@ def _part(body: dict, key: str) -> str:
     if isinstance(value, bool) or not isinstance(value, str | int):
         raise ApiError(f"{key}: required with day, hour and minute (a number or *)")
     text = str(value).strip()
-    if text == "*":
-        return text
     low, high = _RANGES[key]
+    if text == "*":
+        if key == "hour" and switches.reading_b("schedule_hour"):
+            raise ApiError(f"hour: must be a number from {low} to {high}")
+        return text
     if not text.lstrip("-").isdigit() or not low <= int(text) <= high:
         raise ApiError(f"{key}: must be * or a number from {low} to {high}")
     return str(int(text))
@@ -85,8 +87,12 @@ def schedule_set(*, model: type[models.Model], item_id: int, body: dict) -> dict
     item.next_run_time = next_run(item.cron, clock.now()) if item.cron and not item.paused else None
     item.updated_at = clock.now()
     item.save()
-    # The contract shows paused as a number here: {"cron": "m h * * d", "paused": 0}.
-    return {"cron": item.cron, "paused": 1 if item.paused else 0}
+    # The contract shows paused as a number here: {"cron": "m h * * d", "paused": 0};
+    # reading B of the point answers it as a string, as nearly every other value.
+    paused_value: int | str = 1 if item.paused else 0
+    if switches.reading_b("schedule_paused"):
+        paused_value = str(paused_value)
+    return {"cron": item.cron, "paused": paused_value}
 
 
 def due_start(model: type[models.Model], start: Callable[[Any], None]) -> int:

@@ -1,12 +1,12 @@
 """Process-wide behaviour switches set through the control API (not persisted).
 
 Each has a start value (the ``serve`` flag, passed on as an environment variable) that
-reset restores.
+reset restores; the readings of the silent points start, and reset, at A.
 """
 
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # Requests a client had already sent when a 429/503 left may land just after it: this
 # long after sending, they are not counted as early retries. Arrival is taken in the
@@ -32,6 +32,36 @@ def _initial_retry_grace() -> float:
     return float(raw) if raw else DEFAULT_RETRY_GRACE_SECONDS
 
 
+# The points where the documents are silent (the contract's last table, "work under either
+# reading"). Reading A is the sandbox's default; B is what a strict, independent
+# implementation took. Each point is switched on its own (``readings_set``):
+# * import_cron: an import record holds ``cron`` (A) or has no ``cron`` key (B).
+# * schedule_hour: a schedule's ``hour`` takes ``*`` (A) or only 0-23 (B).
+# * file_map_keys: an import's ``file_map.maps`` reads back keyed by decoded column names
+#   (A) or keyed as sent, hex with ``encode_source_file_keys`` ``1`` (B).
+# * clean_file_headers: ``1`` trims spaces and a BOM (A), and also normalises names:
+#   lowercase, ``_`` for any other character than a-z, 0-9 and ``_`` (B).
+# * export_delivery_url: an export is PUT to ``host`` + ``/`` + ``file_name`` (A) or to
+#   ``host`` itself (B).
+# * schedule_paused: a schedule answer's ``paused`` is a number 0/1 (A) or a string (B).
+# * accounts: ``GET /user/accounts`` and ``/user/list-accounts`` both served (A), or
+#   ``/user/accounts`` answers 404 as if removed (B).
+READING_POINTS = (
+    "import_cron",
+    "schedule_hour",
+    "file_map_keys",
+    "clean_file_headers",
+    "export_delivery_url",
+    "schedule_paused",
+    "accounts",
+)
+READINGS = ("A", "B")
+
+
+def _all_a() -> dict[str, str]:
+    return dict.fromkeys(READING_POINTS, "A")
+
+
 @dataclass
 class Switches:
     rotation_enabled: bool = True
@@ -39,6 +69,7 @@ class Switches:
     # Off: answers carry only the contract's fields. On: unknown fields everywhere.
     additive_fields: bool = False
     retry_grace_seconds: float = DEFAULT_RETRY_GRACE_SECONDS
+    readings: dict[str, str] = field(default_factory=_all_a)
 
 
 _lock = threading.Lock()
@@ -69,8 +100,36 @@ def set_retry_grace(*, seconds: float) -> None:
         current.retry_grace_seconds = seconds
 
 
+class ReadingError(ValueError):
+    pass
+
+
+def readings_set(changes: dict[str, object]) -> dict[str, str]:
+    """Switch points to reading ``"A"`` or ``"B"``: ``{point: reading}``, or ``{"all":
+    reading}`` first and then single points over it. All or nothing: an unknown point or
+    reading raises ``ReadingError`` and changes nothing. Answers every point's reading."""
+    wanted = {}
+    for key, value in changes.items():
+        if key != "all" and key not in READING_POINTS:
+            raise ReadingError(f"unknown point {key!r}; points: all, {', '.join(READING_POINTS)}")
+        if value not in READINGS:
+            raise ReadingError(f'{key}: the reading must be "A" or "B"')
+        wanted[key] = value
+    with _lock:
+        if "all" in wanted:
+            current.readings = dict.fromkeys(READING_POINTS, wanted.pop("all"))
+        current.readings.update(wanted)
+        return dict(current.readings)
+
+
+def reading_b(point: str) -> bool:
+    """Whether ``point`` is switched to reading B (a KeyError names a misspelt point)."""
+    return current.readings[point] == "B"
+
+
 def reset() -> None:
     with _lock:
+        current.readings = _all_a()
         current.rotation_enabled = True
         current.auto_ship_seconds = _initial_auto_ship()
         current.additive_fields = _initial_additive_fields()
@@ -83,4 +142,5 @@ def snapshot() -> dict:
         "auto_ship_seconds": current.auto_ship_seconds,
         "additive_fields": current.additive_fields,
         "retry_grace_seconds": current.retry_grace_seconds,
+        "readings": dict(current.readings),
     }

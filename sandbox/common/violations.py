@@ -6,6 +6,9 @@ Kinds:
 * ``shipped_while_unfulfilled``: ``PUT /orders/{n}`` moved an order to ``SHIPPED`` while a
   line was not fully shipped + cancelled (``order_views``).
 * ``refresh_token_reuse``: a spent refresh token presented again (``grants``).
+* ``api_token_headers``: an /api.php call (every one but ``/login``) without both
+  ``x-api-key`` and ``Authorization: Bearer``, or with two different tokens in them
+  (``auth_api.endpoint``; the call is refused 401).
 
 The end-to-end tests assert there are none; the inspection API and page show them.
 """
@@ -19,7 +22,8 @@ from sandbox.common import clock
 EARLY_RETRY = "early_retry"
 SHIPPED_WHILE_UNFULFILLED = "shipped_while_unfulfilled"
 REFRESH_TOKEN_REUSE = "refresh_token_reuse"
-KINDS = (EARLY_RETRY, SHIPPED_WHILE_UNFULFILLED, REFRESH_TOKEN_REUSE)
+API_TOKEN_HEADERS = "api_token_headers"
+KINDS = (EARLY_RETRY, SHIPPED_WHILE_UNFULFILLED, REFRESH_TOKEN_REUSE, API_TOKEN_HEADERS)
 RECENT_SIZE = 500
 
 _lock = threading.Lock()

@@ -118,14 +118,18 @@ def _locked(order: V2Order) -> V2Order:
     return V2Order.objects.select_related("order", "seller").select_for_update().get(id=order.id)
 
 
-def _state_check(order: V2Order, *, force: bool) -> None:
+def _state_check(
+    order: V2Order,
+    *,
+    force: bool,
+    rule: str = "only AWAITING_SHIPMENT orders are fulfilled or cancelled",
+) -> None:
     state = order.order.marketplace_state
     if state != "AWAITING_SHIPMENT" and not force:
-        raise PackageError(
-            409,
-            f"the order is {state} at the marketplace: "
-            "only AWAITING_SHIPMENT orders are fulfilled or cancelled",
-        )
+        raise PackageError(409, f"the order is {state} at the marketplace: {rule}")
+
+
+CHANGE_RULE = "packages and cancellations change only while the order is AWAITING_SHIPMENT"
 
 
 def _after_change(order: V2Order) -> None:
@@ -224,11 +228,22 @@ def package_create(
 
 
 def package_update(
-    package: Package, lines: list[dict[str, Any]], shipment: dict[str, Any]
+    package: Package,
+    lines: list[dict[str, Any]],
+    shipment: dict[str, Any],
+    *,
+    source: str = "v2 API",
 ) -> Package:
+    """Replace a package's units and shipment (``PUT …/fulfillments/{fid}``): only while
+    the order is AWAITING_SHIPMENT (409 otherwise), within the ordered quantities (the
+    package's own units do not count against it: 400 naming the line otherwise). What the
+    marketplace sees of a released package changes with it."""
+
     def change(locked: V2Order) -> Package:
-        current = Package.objects.get(id=package.id, order=locked)
-        _state_check(locked, force=False)
+        current = Package.objects.filter(id=package.id, order=locked).first()
+        if current is None:  # deleted meanwhile
+            raise PackageError(404, f"fulfillment {package.id!r} not found")
+        _state_check(locked, force=False, rule=CHANGE_RULE)
         _over_quantity(locked, lines, "fulfillment_lines", kind="ship", except_package=current.id)
         current.lines = lines
         current.shipped_date = shipment["shipped_date"]
@@ -237,20 +252,28 @@ def package_update(
         current.tracking_url = tracking_url(shipment["carrier"], shipment["tracking_number"]) or ""
         current.updated_at = clock.now()
         current.save()
+        units = ", ".join(f"{line['quantity']} of line {line['mp_line_number']}" for line in lines)
         event_add(
             locked,
             "fulfillment_updated",
-            f"package {current.id}: {current.carrier} {current.tracking_number}",
+            f"package {current.id} ({source}): {units}; "
+            f"{current.carrier} {current.tracking_number}",
         )
         return current
 
     return _changed(package.order, change)
 
 
-def package_delete(package: Package) -> None:
+def package_delete(package: Package, *, source: str = "v2 API") -> None:
+    """Delete a package (``DELETE …/fulfillments/{fid}``): only while the order is
+    AWAITING_SHIPMENT (409 otherwise); a released one disappears from what the
+    marketplace sees, and its units are left to ship again."""
+
     def change(locked: V2Order) -> None:
-        Package.objects.filter(id=package.id, order=locked).delete()
-        event_add(locked, "fulfillment_deleted", f"package {package.id}")
+        _state_check(locked, force=False, rule=CHANGE_RULE)
+        if not Package.objects.filter(id=package.id, order=locked).delete()[0]:
+            raise PackageError(404, f"fulfillment {package.id!r} not found")
+        event_add(locked, "fulfillment_deleted", f"package {package.id} ({source})")
 
     _changed(package.order, change)
 
@@ -297,7 +320,7 @@ def cancellation_update(
 ) -> Cancellation:
     def change(locked: V2Order) -> Cancellation:
         current = Cancellation.objects.get(id=cancellation.id, order=locked)
-        _state_check(locked, force=False)
+        _state_check(locked, force=False, rule=CHANGE_RULE)
         _over_quantity(
             locked, lines, "cancellation_lines", kind="cancel", except_cancellation=current.id
         )
@@ -313,6 +336,7 @@ def cancellation_update(
 
 def cancellation_delete(cancellation: Cancellation) -> None:
     def change(locked: V2Order) -> None:
+        _state_check(locked, force=False, rule=CHANGE_RULE)
         Cancellation.objects.filter(id=cancellation.id, order=locked).delete()
         event_add(locked, "cancellation_deleted", f"cancellation {cancellation.id}")
 

@@ -1,6 +1,7 @@
 """The sandbox's pages for v2: sellers (settings, API users, import), each seller's v2
-orders, and one order with its lines, packages, cancellations, events and the forms to
-ship a package or cancel units by hand (through the same services as the v2 API)."""
+orders (with the simulated seller's pause switch), and one order with its lines, packages,
+cancellations, events and the forms to ship, correct or delete a package or cancel units by
+hand (through the same services as the v2 API)."""
 
 from urllib.parse import urlencode
 
@@ -14,12 +15,12 @@ from sandbox.common import clock
 from sandbox.common.carriers import CARRIERS, tracking_number
 from sandbox.common.json_bodies import BadBody
 from sandbox.order_source.models import Order, Seller
-from sandbox.orders_v2 import packages
+from sandbox.orders_v2 import packages, sim_settings
 from sandbox.orders_v2.control_views import settings_change
 from sandbox.orders_v2.dates import rfc3339
 from sandbox.orders_v2.imports import seller_import, seller_settings
 from sandbox.orders_v2.inspection import inspected_json
-from sandbox.orders_v2.models import WORKFLOWS, ApiUser, V2Order
+from sandbox.orders_v2.models import WORKFLOWS, ApiUser, Package, V2Order
 from sandbox.orders_v2.tokens import active_tokens
 
 SERVICE_STATUSES = ("NEW", "READY", "COMPLETE", "CANCELLED", "")
@@ -105,8 +106,34 @@ def seller_page(request: HttpRequest, username: str) -> HttpResponse:
             "orders": [inspected_json(o) for o in orders],
             "limit": ORDERS_ON_PAGE,
             "note": request.GET.get("note"),
+            "simulator": simulator_state(username),
         },
     )
+
+
+def simulator_state(username: str) -> dict[str, object]:
+    """The simulated seller's switch as its process reads it (the control API's
+    ``paused`` override) and when the process last read its settings."""
+    seen = sim_settings.seconds_since_read(username)
+    return {
+        "paused": bool(sim_settings.settings_get(username).get("paused")),
+        "seen_seconds_ago": None if seen is None else round(seen),
+    }
+
+
+@require_POST
+def simulator_post(request: HttpRequest, username: str) -> HttpResponse:
+    """Pause or resume the simulated seller (the same switch as
+    ``POST /sandbox/api/v2/sellers/{s}/simulator {"paused": …}``)."""
+    get_object_or_404(Seller, username=username)
+    paused = request.POST.get("paused") == "1"
+    sim_settings.settings_update(username, {"paused": paused})
+    note = (
+        "simulated seller paused: it confirms and ships nothing until resumed"
+        if paused
+        else "simulated seller working again: it ships what is left of each READY order"
+    )
+    return _back(reverse("sandbox_v2_seller", args=[username]), note=note)
 
 
 def _order_context(order: V2Order, **extra: object) -> dict:
@@ -122,6 +149,8 @@ def _order_context(order: V2Order, **extra: object) -> dict:
         "reasons": packages.CANCELLATION_REASONS,
         "shippable": order.order.marketplace_state == "AWAITING_SHIPMENT"
         and any(line["left"] for line in data["lines"]),
+        # Packages change only while the order awaits shipment (as through the v2 API).
+        "correctable": order.order.marketplace_state == "AWAITING_SHIPMENT",
         **extra,
     }
 
@@ -205,3 +234,46 @@ def cancel_post(request: HttpRequest, order_id: int) -> HttpResponse:
         reverse("sandbox_v2_order", args=[order.id]),
         note=f"cancellation {cancellation.id} recorded",
     )
+
+
+def _own_package(order_id: int, package_id: int) -> tuple[V2Order, Package]:
+    order = get_object_or_404(
+        V2Order.objects.select_related("order__client", "seller"), id=order_id
+    )
+    return order, get_object_or_404(Package, id=package_id, order=order)
+
+
+@require_POST
+def package_correct_post(request: HttpRequest, order_id: int, package_id: int) -> HttpResponse:
+    """Correct a package (its units, carrier, tracking number, shipped date): the v2 API's
+    ``PUT /orders/{id}/fulfillments/{fid}``, through the same service."""
+    order, package = _own_package(order_id, package_id)
+    carrier = request.POST.get("carrier", "")
+    try:
+        if carrier not in CARRIERS:
+            raise packages.PackageError(400, f"carrier must be one of {', '.join(CARRIERS)}")
+        number = request.POST.get("tracking_number", "").strip() or tracking_number(carrier)
+        shipped = request.POST.get("shipped_date", "").strip() or rfc3339(clock.now())
+        shipment = packages.shipment_parse(
+            {"shipped_date": shipped, "carrier": carrier, "tracking_number": number}
+        )
+        changed = packages.package_update(
+            package, _form_lines(request, order), shipment, source="sandbox page"
+        )
+    except packages.PackageError as exc:
+        return _refused(request, order, exc)
+    return _back(
+        reverse("sandbox_v2_order", args=[order.id]),
+        note=f"package {changed.id} corrected ({carrier} {number})",
+    )
+
+
+@require_POST
+def package_delete_post(request: HttpRequest, order_id: int, package_id: int) -> HttpResponse:
+    """Delete a package: the v2 API's ``DELETE /orders/{id}/fulfillments/{fid}``."""
+    order, package = _own_package(order_id, package_id)
+    try:
+        packages.package_delete(package, source="sandbox page")
+    except packages.PackageError as exc:
+        return _refused(request, order, exc)
+    return _back(reverse("sandbox_v2_order", args=[order.id]), note=f"package {package_id} deleted")

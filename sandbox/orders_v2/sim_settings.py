@@ -6,6 +6,7 @@ command line, so a test or a person can change a running simulator's behaviour.
 """
 
 import threading
+import time
 
 # name -> (type, minimum, maximum)
 FIELDS: dict[str, tuple[type, float, float]] = {
@@ -18,6 +19,8 @@ FIELDS: dict[str, tuple[type, float, float]] = {
 
 _lock = threading.Lock()
 _by_seller: dict[str, dict[str, object]] = {}
+# When the simulator process last read each seller's settings (monotonic seconds).
+_read_at: dict[str, float] = {}
 
 
 class SimSettingsError(ValueError):
@@ -27,6 +30,20 @@ class SimSettingsError(ValueError):
 def settings_get(seller: str) -> dict[str, object]:
     with _lock:
         return dict(_by_seller.get(seller, {}))
+
+
+def settings_read(seller: str) -> dict[str, object]:
+    """``settings_get`` for the simulator process itself: remembers when it asked (the v2
+    seller page shows it, so a person sees whether a simulator is running at all)."""
+    with _lock:
+        _read_at[seller] = time.monotonic()
+        return dict(_by_seller.get(seller, {}))
+
+
+def seconds_since_read(seller: str) -> float | None:
+    with _lock:
+        at = _read_at.get(seller)
+    return None if at is None else max(0.0, time.monotonic() - at)
 
 
 def settings_update(seller: str, changes: dict[str, object]) -> dict[str, object]:
@@ -64,3 +81,4 @@ def settings_update(seller: str, changes: dict[str, object]) -> dict[str, object
 def reset() -> None:
     with _lock:
         _by_seller.clear()
+        _read_at.clear()

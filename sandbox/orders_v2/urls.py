@@ -74,7 +74,22 @@ page_urlpatterns = [
         page_views.seller_import_post,
         name="sandbox_v2_seller_import",
     ),
+    path(
+        "sandbox/v2/sellers/<str:username>/simulator",
+        page_views.simulator_post,
+        name="sandbox_v2_seller_simulator",
+    ),
     path("sandbox/v2/orders/<int:order_id>/", page_views.order_page, name="sandbox_v2_order"),
+    path(
+        "sandbox/v2/orders/<int:order_id>/packages/<int:package_id>/correct",
+        page_views.package_correct_post,
+        name="sandbox_v2_package_correct",
+    ),
+    path(
+        "sandbox/v2/orders/<int:order_id>/packages/<int:package_id>/delete",
+        page_views.package_delete_post,
+        name="sandbox_v2_package_delete",
+    ),
     path("sandbox/v2/orders/<int:order_id>/ship", page_views.ship_post, name="sandbox_v2_ship"),
     path(
         "sandbox/v2/orders/<int:order_id>/cancel", page_views.cancel_post, name="sandbox_v2_cancel"

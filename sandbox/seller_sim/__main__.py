@@ -16,12 +16,17 @@ import os
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
+
+import requests
 
 from sandbox.seller_sim.behaviour import Behaviour
 from sandbox.seller_sim.client import OrderApi
 from sandbox.seller_sim.seller import SimulatedSeller
+
+log = logging.getLogger("seller_sim")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -42,6 +47,12 @@ def _parser() -> argparse.ArgumentParser:
     add("--poll-seconds", type=float, default=1.0)
     add("--no-control", action="store_true", help="ignore the control API's overrides")
     add("--log", type=Path, help="also append the log to this file")
+    add(
+        "--wait-seconds",
+        type=float,
+        default=120.0,
+        help="wait this long for the sandbox's /health at start (quietly for 30 s)",
+    )
     return parser
 
 
@@ -62,6 +73,29 @@ def _sellers(args: argparse.Namespace) -> list[dict[str, Any]]:
     ]
 
 
+def sandbox_wait(url: str, stop: threading.Event, *, seconds: float, quiet: float = 30.0) -> bool:
+    """Wait for the sandbox's ``/health``: silently at first (``make run`` starts this
+    process beside the sandbox, which needs a few seconds), one line if it is still not
+    up after ``quiet`` seconds. False if it never answered within ``seconds`` (or on stop).
+    """
+    started = time.monotonic()
+    said = False
+    while not stop.is_set():
+        try:
+            if requests.get(f"{url.rstrip('/')}/health", timeout=2).status_code == 200:
+                return True
+        except requests.RequestException:
+            pass
+        waited = time.monotonic() - started
+        if waited >= seconds:
+            return False
+        if waited >= quiet and not said:
+            log.warning("the sandbox at %s is not up after %.0f s; still waiting", url, waited)
+            said = True
+        stop.wait(0.25)
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
@@ -76,6 +110,13 @@ def main(argv: list[str] | None = None) -> int:
         bad_rate=args.bad_rate,
     )
     stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    if not sandbox_wait(args.sandbox_url, stop, seconds=args.wait_seconds):
+        if stop.is_set():
+            return 0
+        log.error("the sandbox at %s did not answer in %.0f s", args.sandbox_url, args.wait_seconds)
+        return 1
     threads = []
     for spec in _sellers(args):
         api = OrderApi(args.sandbox_url, spec["api_user"], spec["password"], str(spec["client_id"]))
@@ -90,8 +131,6 @@ def main(argv: list[str] | None = None) -> int:
         )
         thread = threading.Thread(target=seller.run, args=(stop,), name=spec["seller"], daemon=True)
         threads.append(thread)
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
     for thread in threads:
         thread.start()
     while any(t.is_alive() for t in threads):

@@ -22,9 +22,21 @@ ATTEMPTS = 6
 _EPOCH_THRESHOLD = 1_000_000_000
 
 
+TEXT_SHOWN = 300  # of a body that is not a JSON error (an HTML error page, say)
+
+
+def _error_words(body: Any, text: str) -> str:
+    """The platform's whole message when its body has one (never cut mid-word), else the
+    start of the raw text, marked as cut."""
+    if isinstance(body, dict) and isinstance(body.get("message"), str):
+        return body["message"]
+    text = " ".join(text.split())
+    return text if len(text) <= TEXT_SHOWN else text[:TEXT_SHOWN].rsplit(" ", 1)[0] + " …"
+
+
 class ApiError(Exception):
     def __init__(self, status: int, body: Any, text: str) -> None:
-        super().__init__(f"{status}: {text[:300]}")
+        super().__init__(f"{status}: {_error_words(body, text)}")
         self.status = status
         self.body = body
 
@@ -123,7 +135,9 @@ class OrderApi:
         """The sandbox control API's overrides for this seller ({} if none or unreachable)."""
         try:
             response = self.http.get(
-                f"{self.base_url}/sandbox/api/v2/sellers/{seller}/simulator", timeout=10
+                f"{self.base_url}/sandbox/api/v2/sellers/{seller}/simulator",
+                headers={"X-Seller-Sim": "1"},  # the v2 seller page shows when we last asked
+                timeout=10,
             )
         except requests.RequestException:
             return {}

@@ -3,8 +3,10 @@
 Each cycle: confirm the NEW orders (with the seller's own order number), take the READY
 ones into the shipping queue (shipped ``ship_delay_seconds`` later), then read the state
 changes since the stored timestamp: an order the marketplace cancelled leaves the queue
-and is never shipped. A retry of shipping first re-reads what the order already has
-(packages and cancellations), so a step cut short by an error is finished, never doubled.
+and is never shipped. Shipping first reads what the order already has (packages and
+cancellations) and ships only what is left of each line, so a step cut short by an error
+is finished, never doubled, and units a person shipped or cancelled by hand (the
+sandbox's pages) are left alone: the simulator and a person never fight over an order.
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ log = logging.getLogger("seller_sim")
 # Re-read state changes this far back: the stored timestamp is our clock, not the platform's.
 CHANGES_OVERLAP = timedelta(seconds=5)
 OVERRIDES_EVERY = 2.0
+# A shipment refused (400) this many times in a row is given up (a refusal is re-read and
+# retried first: a person shipping by hand at the same moment is no reason to give up).
+REFUSED_ATTEMPTS = 5
 
 
 def rfc3339(moment: datetime) -> str:
@@ -187,34 +192,69 @@ class SimulatedSeller:
             shipped += timedelta(days=7)
         return {"shipped_date": rfc3339(shipped), "carrier": carrier, "tracking_number": number}
 
+    def _left(self, order_id: str, plan: Plan) -> tuple[dict[str, int], int, int]:
+        """What is left of each line (ordered - shipped - cancelled), read from v2 now:
+        a person may have shipped or cancelled some by hand (or an earlier try of ours was
+        cut short). Also returns how many packages and cancellations the order has."""
+        path = f"/orders/{order_id}"
+        packages = self.api.call("GET", f"{path}/fulfillments")["fulfillments"]
+        cancellations = self.api.call("GET", f"{path}/cancellations")["cancellations"]
+        left = {line["id"]: line["quantity"] for line in plan.order["order_lines"]}
+        for record, key in [(p, "fulfillment_lines") for p in packages] + [
+            (c, "cancellation_lines") for c in cancellations
+        ]:
+            for line in record[key]:
+                if line["line_id"] in left:
+                    left[line["line_id"]] -= line["quantity"]
+        return {k: max(v, 0) for k, v in left.items()}, len(packages), len(cancellations)
+
     def ship(self, order_id: str, plan: Plan) -> None:
-        """Cancel the planned units, then ship what is left in the planned packages."""
+        """Cancel the planned units, then ship what is left in the planned packages.
+
+        What is left is read from v2 first, so units someone shipped or cancelled by hand
+        (or an earlier try of ours) are never shipped again; planned cancellations are
+        made only on an order nobody has touched yet."""
         plan.attempts += 1
         try:
-            packages: list[dict[str, Any]] = []
-            cancellations: list[dict[str, Any]] = []
-            if plan.attempts > 1:  # an earlier try was cut short: see what it left done
-                path = f"/orders/{order_id}"
-                packages = self.api.call("GET", f"{path}/fulfillments")["fulfillments"]
-                cancellations = self.api.call("GET", f"{path}/cancellations")["cancellations"]
-            if plan.cancel and not cancellations:
-                lines = [{"line_id": k, "quantity": v} for k, v in plan.cancel.items()]
-                self.api.call(
-                    "POST",
-                    f"/orders/{order_id}/cancellations",
-                    json={"cancellation_lines": lines, "reason": "out_of_stock"},
+            left, packages, cancellations = self._left(order_id, plan)
+            if plan.cancel and not packages and not cancellations:
+                lines = [
+                    {"line_id": k, "quantity": min(v, left.get(k, 0))}
+                    for k, v in plan.cancel.items()
+                    if min(v, left.get(k, 0)) > 0
+                ]
+                if lines:
+                    self.api.call(
+                        "POST",
+                        f"/orders/{order_id}/cancellations",
+                        json={"cancellation_lines": lines, "reason": "out_of_stock"},
+                    )
+                    self.say(
+                        "order %s: cancelled %s (out_of_stock)",
+                        order_id,
+                        {line["line_id"]: line["quantity"] for line in lines},
+                    )
+                    for line in lines:
+                        left[line["line_id"]] -= line["quantity"]
+            units = [line_id for line_id, count in left.items() for _ in range(count)]
+            if not units:
+                self.say(
+                    "order %s (%s): nothing left to ship (%d package(s) and %d cancellation(s) "
+                    "already made)",
+                    order_id,
+                    plan.order["marketplace_order_number"],
+                    packages,
+                    cancellations,
                 )
-                self.say("order %s: cancelled %s (out_of_stock)", order_id, plan.cancel)
-            done: dict[str, int] = dict(plan.cancel)
-            for package in packages:
-                for line in package["fulfillment_lines"]:
-                    done[line["line_id"]] = done.get(line["line_id"], 0) + line["quantity"]
-            units = [
-                line["id"]
-                for line in plan.order["order_lines"]
-                for _ in range(max(line["quantity"] - done.get(line["id"], 0), 0))
-            ]
-            count = max(1, min(plan.packages - len(packages), len(units)))
+            if units and packages:
+                self.say(
+                    "order %s (%s): %d package(s) already made, shipping the %d unit(s) left",
+                    order_id,
+                    plan.order["marketplace_order_number"],
+                    packages,
+                    len(units),
+                )
+            count = max(1, min(plan.packages - packages, len(units))) if units else 0
             for index in range(count):
                 chunk = units[index * len(units) // count : (index + 1) * len(units) // count]
                 if not chunk:
@@ -242,8 +282,16 @@ class SimulatedSeller:
         except ApiError as exc:
             if exc.status == 409:
                 self.say("order %s: not shipped, the platform says: %s", order_id, exc)
+            elif exc.status == 400 and plan.attempts < REFUSED_ATTEMPTS:
+                # Most likely someone shipped or cancelled by hand between our reading and
+                # our call: read again and ship what is left then.
+                self.say("order %s: refused (%s); reading it again in 2 s", order_id, exc)
+                plan.due_at = time.monotonic() + 2
+                return
             elif exc.status == 400:
-                self.say("order %s: refused (%s); giving up on it", order_id, exc)
+                self.say(
+                    "order %s: refused %d times (%s); giving up on it", order_id, plan.attempts, exc
+                )
             else:
                 plan.due_at = time.monotonic() + 2
                 raise

@@ -30,7 +30,11 @@ class PlatformApi:
     http: requests.Session
 
     def call(self, method: str, path: str, **kwargs: Any) -> requests.Response:
-        headers = {"x-api-key": self.token, **kwargs.pop("headers", {})}
+        headers = {
+            "x-api-key": self.token,
+            "Authorization": f"Bearer {self.token}",
+            **kwargs.pop("headers", {}),
+        }
         kwargs.setdefault("timeout", 10)
         return self.http.request(
             method, self.sandbox.platform_url + path, headers=headers, **kwargs

@@ -1,4 +1,5 @@
-"""Template tags of the catalog: the API access banner, and order lines' listings."""
+"""Template tags of the catalog: the API access banner, order lines' listings, and a
+schedule in plain words."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from django import template
 
 from marketplace.catalog import selectors
 from marketplace.catalog.models import PlatformApiAccess
+from marketplace.catalog.provisioned import schedule_in_words
 
 register = template.Library()
 
@@ -42,3 +44,9 @@ def listing_of(listings: OrderListings | None, sku: str) -> Any:
 def seller_catalog_summary(seller: Any) -> dict[str, Any]:
     """The seller's catalog in one line for the staff seller page (one query)."""
     return {"seller": seller, "source": selectors.catalog_source_of(seller_id=seller.pk)}
+
+
+@register.filter
+def schedule_words(cron: str) -> str:
+    """``15 2 * * *`` → ``daily at 02:15 UTC`` (provisioned.schedule_in_words)."""
+    return schedule_in_words(cron)

@@ -9,6 +9,7 @@ from django import template
 from marketplace.catalog.import_forms import ImportScheduleForm, ImportTargetsForm
 from marketplace.catalog.imports import status_maps
 from marketplace.catalog.models import CatalogSource, StatusImport
+from marketplace.catalog.provisioned import schedule_in_words
 from marketplace.catalog.status_file import COLUMNS, DEFAULT_TARGETS
 
 register = template.Library()
@@ -36,5 +37,6 @@ def status_import_card(context: Any, seller: Any, source: CatalogSource | None) 
         "columns": list(status_maps(join_key=join_key, targets=targets).items()),
         "header": [header for _, header in COLUMNS],
         "schedule_form": schedule_form,
+        "schedule_words": schedule_in_words(status_import.cron) if status_import else "",
         "targets_form": ImportTargetsForm(targets=targets),
     }

@@ -143,33 +143,3 @@ def packages(order: Any) -> list[Any]:
                 seen.add(key)
                 found.append(shipment)
     return found
-
-
-_WEEKDAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
-
-
-@register.filter
-def cron_words(cron: str) -> str:
-    """A platform schedule (cron, UTC) in words: ``0 2 * * *`` → "every day at 02:00 UTC",
-    ``15 * * * *`` → "every hour at minute 15", ``30 6 * * 1`` → "every Monday at 06:30
-    UTC", ``*/10 * * * *`` → "every 10 minutes". Another shape is shown as it is."""
-    parts = (cron or "").split()
-    if len(parts) != 5:
-        return cron or "none"
-    minute, hour, day_of_month, month, weekday = parts
-    if (day_of_month, month) != ("*", "*"):
-        return cron
-    if minute.startswith("*/") and minute[2:].isdigit() and hour == "*" and weekday == "*":
-        return f"every {int(minute[2:])} minutes"
-    if not minute.isdigit():
-        return cron
-    if hour == "*" and weekday == "*":
-        return f"every hour at minute {int(minute)}"
-    if not hour.isdigit():
-        return cron
-    at = f"at {int(hour):02d}:{int(minute):02d} UTC"
-    if weekday == "*":
-        return f"every day {at}"
-    if weekday.isdigit() and int(weekday) <= 7:
-        return f"every {_WEEKDAYS[int(weekday) % 7]} {at}"
-    return cron

@@ -2,8 +2,11 @@
 
 ``order_fulfillment_apply`` stores one order's fulfillment as pulled (replacing what was
 there: re-reading is idempotent), records validation problems by fingerprint and
-resolves the ones that disappeared. ``order_problems_report`` tells the platform about
-problems not reported yet (each once). ``order_settle`` moves a fully shipped or
+resolves the ones that disappeared. The platform's answer is the current truth: a
+package the seller corrected there replaces the stored shipment, one the seller deleted
+is gone (the stored event names both), and a problem only that package caused is
+resolved; its report (sent once) is never sent again. ``order_problems_report`` tells the
+platform about problems not reported yet (each once). ``order_settle`` moves a fully shipped or
 cancelled order without open problems to SHIPPED (or CANCELLED) and queues that push.
 
 ``order_fulfillment_pull`` is the pull's per-order step: apply and settle in one
@@ -239,8 +242,14 @@ def _fulfillment_store(
             has_cancellations=Exists(LineCancellation.objects.filter(line=OuterRef("pk"))),
         )
     }
+    # The platform's fulfillment is the current truth: a package the seller corrected
+    # replaces the stored one, one the seller deleted is gone. What disappears is named in
+    # the event, so the order's history shows what the seller changed.
+    before: Counter[tuple[str, str, str]] = Counter()
     if any(line.has_shipments for line in lines.values()):
-        Shipment.objects.filter(line__order=order).delete()
+        stored = Shipment.objects.filter(line__order=order)
+        before.update(stored.values_list("line__mp_line_number", "carrier", "tracking_number"))
+        stored.delete()
     if any(line.has_cancellations for line in lines.values()):
         LineCancellation.objects.filter(line__order=order).delete()
     parsed = parse_fulfillments(body)
@@ -274,12 +283,32 @@ def _fulfillment_store(
         LineCancellation.objects.bulk_create(cancellations)
     order.fulfillment_status = str(body.get("status") or "")[:32]
     order.fulfillment_digest = digest
+    gone = sorted(
+        (
+            before
+            - Counter((s.line.mp_line_number, s.carrier, s.tracking_number) for s in shipments)
+        ).elements()
+    )
     stored_event = _event(
         order,
         SyncEvent.Kind.FULFILLMENT_STORED,
         f"{sum(s.quantity for s in shipments)} shipped in {len(shipments)} shipment(s), "
         f"{sum(c.quantity for c in cancellations)} cancelled; "
-        f"platform status {order.fulfillment_status or 'unknown'}",
+        f"platform status {order.fulfillment_status or 'unknown'}"
+        + (
+            "; no longer on the platform (corrected or deleted by the seller): "
+            + ", ".join(f"line {line} {carrier} {number}" for line, carrier, number in gone)
+            if gone
+            else ""
+        ),
+        detail={
+            "shipments_gone": [
+                {"mp_line_number": line, "carrier": carrier, "tracking_number": number}
+                for line, carrier, number in gone
+            ]
+        }
+        if gone
+        else None,
     )
     problems = fulfillment_problems(
         parsed,

@@ -1,7 +1,8 @@
 """Export runs: write the file, keep it, deliver it over HTTP with retries, log the outcome.
 
 Delivery (issue 12's pinned decision): ``protocol`` ``http``/``https`` PUTs the file to
-``host`` + ``/`` + ``file_name`` with HTTP Basic from ``username``/``password`` and the
+``host`` + ``/`` + ``file_name`` (``host`` itself under reading B of
+``export_delivery_url``) with HTTP Basic from ``username``/``password`` and the
 format's Content-Type; any 2xx is delivered. Each attempt waits at most ``timeout``
 seconds; ``max_attempts`` attempts, ``time_between_attempts`` seconds apart. Every failed
 attempt and the outcome are logged; the last log is the export's ``last_log``
@@ -19,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 import requests
 from django.db import close_old_connections, transaction
 
-from sandbox.common import clock
+from sandbox.common import clock, switches
 from sandbox.common.api_php.errors import ApiError
 from sandbox.platform_api.catalog.models import CatalogRow
 from sandbox.platform_api.exports.models import Export, ExportLog, ExportRun
@@ -98,9 +99,17 @@ def _put(url: str, written: ExportFile, settings: dict) -> str | None:
     return f"HTTP {response.status_code} {response.text[:200]!r}"
 
 
+def delivery_url(settings: dict) -> str:
+    """``host`` + ``/`` + ``file_name`` (reading A of ``export_delivery_url``), or ``host``
+    itself (reading B)."""
+    if switches.reading_b("export_delivery_url"):
+        return settings["host"]
+    return settings["host"].rstrip("/") + "/" + settings["file_name"]
+
+
 def _deliver(export: Export, run: ExportRun, written: ExportFile) -> tuple[bool, str]:
     settings = export.settings
-    url = settings["host"].rstrip("/") + "/" + settings["file_name"]
+    url = delivery_url(settings)
     attempts = int(settings["max_attempts"])
     pause = float(settings["time_between_attempts"])
     reason = ""
@@ -160,8 +169,10 @@ def run_execute(*, run_id: int) -> ExportRun:
         )
         _finish(export.id, run, ok=False, message=message)
     elif settings["protocol"] in ("http", "https"):
-        if not settings["host"] or not settings["file_name"]:
-            _finish(export.id, run, ok=False, message="Export failed: host and file_name needed")
+        needs_name = not switches.reading_b("export_delivery_url")
+        if not settings["host"] or (needs_name and not settings["file_name"]):
+            needed = "host and file_name" if needs_name else "host"
+            _finish(export.id, run, ok=False, message=f"Export failed: {needed} needed")
         else:
             ok, message = _deliver(export, run, written)
             _finish(export.id, run, ok=ok, message=message)

@@ -7,6 +7,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from sandbox.common import switches
 from sandbox.common.api_php.errors import ApiError
 from sandbox.common.settings_merge import scalar
 from sandbox.platform_api.imports.settings import DELIMITER_FIELDS, Dialect, dialect_of
@@ -87,9 +88,17 @@ def file_map_request(*, body: dict, join_type: str, join_key: str) -> FileMapReq
     return FileMapRequest(delimiters, dialect, entries, ignore_join, flags)
 
 
+_NOT_NAME_CHARACTER = re.compile(r"[^a-z0-9_]")
+
+
 def header_clean(name: str) -> str:
-    """``clean_file_headers``: a UTF-8 byte order mark and surrounding whitespace go."""
-    return name.lstrip("\ufeff").strip()
+    """``clean_file_headers``: a UTF-8 byte order mark and surrounding whitespace go; under
+    reading B of the point the name is also normalised (lowercase, ``_`` for every other
+    character than a-z, 0-9 and ``_``)."""
+    cleaned = name.lstrip("\ufeff").strip()
+    if switches.reading_b("clean_file_headers"):
+        cleaned = _NOT_NAME_CHARACTER.sub("_", cleaned.lower())
+    return cleaned
 
 
 def positions_of(
@@ -111,23 +120,33 @@ def positions_of(
 
 
 def stored_map(request: FileMapRequest) -> dict:
-    """What the import keeps: sources decoded (names, or positions as decimal text)."""
+    """What the import keeps: sources decoded (names, or positions as decimal text), and the
+    keys as sent (read back under reading B of ``file_map_keys``)."""
     return {
         "maps": {source: target for _, source, target in request.entries},
+        "sent_maps": {key: target for key, _, target in request.entries},
         "ignore_join": request.ignore_join,
         **request.flags,
     }
 
 
+def maps_read_back(file_map: dict) -> dict:
+    """The maps as answered: keyed by decoded source names (reading A of
+    ``file_map_keys``) or by the keys as sent, hex when encoded (reading B)."""
+    if switches.reading_b("file_map_keys"):
+        return file_map.get("sent_maps", file_map["maps"])
+    return file_map["maps"]
+
+
 def file_map_answer(*, delimiters: dict, file_map: dict) -> dict:
     """The contract's answer: ``file_map`` is text (our choice: JSON) of the delimiters, the
-    maps with decoded source names, and ``ignore_join``."""
+    maps (``maps_read_back``), and ``ignore_join``."""
     text = {
         "encoding": delimiters["encoding"],
         "separator": delimiters["separator"],
         "enclosure": delimiters["enclosure"],
         "escaper": delimiters["escaper"],
-        "maps": file_map["maps"],
+        "maps": maps_read_back(file_map),
         "ignore_join": file_map["ignore_join"],
     }
     return {

@@ -1,11 +1,11 @@
 """Imports as records: add, update, delete, schedule, delimiters, file map, and the import
 object answered (every value a string, the password never)."""
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django.db import transaction
 
-from sandbox.common import clock
+from sandbox.common import clock, switches
 from sandbox.common.api_php.errors import ApiError
 from sandbox.common.schedule import schedule_set
 from sandbox.platform_api.catalog.models import CatalogDatabase
@@ -14,6 +14,7 @@ from sandbox.platform_api.imports.file_map import (
     NO_DELIMITERS,
     file_map_answer,
     file_map_request,
+    maps_read_back,
     positions_of,
     stored_map,
 )
@@ -22,8 +23,9 @@ from sandbox.platform_api.imports.settings import delimiters_stored, settings_me
 
 
 def platform_time(moment: datetime | None) -> str:
-    """``YYYY-MM-DD HH:MM:SS`` UTC, or ``""`` (issue 13's pinned format)."""
-    return moment.strftime("%Y-%m-%d %H:%M:%S") if moment else ""
+    """RFC 3339 in UTC with its offset (``2026-11-24T10:55:00+00:00``), or ``""``: the
+    interface document's date-time form, as every other date-time the sandbox answers."""
+    return moment.astimezone(UTC).isoformat(timespec="seconds") if moment else ""
 
 
 def log_json(log: ImportLog | None) -> dict:
@@ -42,7 +44,7 @@ def _file_map_object(source: Import) -> dict:
     if source.delimiters is None:
         return {}
     d = source.delimiters
-    maps = source.file_map["maps"] if source.file_map else {}
+    maps = maps_read_back(source.file_map) if source.file_map else {}
     return {
         "encoding": d["encoding"],
         "separator": d["separator"],
@@ -53,9 +55,10 @@ def _file_map_object(source: Import) -> dict:
 
 
 def import_json(source: Import) -> dict:
+    """The import object; no ``cron`` key under reading B of ``import_cron``."""
     s = source.settings
     file_map = source.file_map or {}
-    return {
+    answer = {
         "id": str(source.id),
         "db_id": str(source.db_id),
         "name": s["name"],
@@ -81,6 +84,9 @@ def import_json(source: Import) -> dict:
         "last_download_time": platform_time(source.last_download_time),
         "last_log": log_json(source.logs.order_by("-id").first()),
     }
+    if switches.reading_b("import_cron"):
+        del answer["cron"]
+    return answer
 
 
 def _apply(source: Import, body: dict) -> None:

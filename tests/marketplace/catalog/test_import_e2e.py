@@ -14,13 +14,20 @@ from marketplace.catalog.mapping import mapping_default
 from marketplace.catalog.models import FeedRun, Listing, StatusImport
 from sellers.models import Seller
 from tests.marketplace.catalog.platform import (
+    READINGS,
     CatalogWorld,
     api_sign_in,
     product,
     wait_for,
 )
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("no_violations")]
+
+
+@pytest.fixture(params=READINGS)
+def reading(request: pytest.FixtureRequest) -> str:
+    """Every test here runs under both readings of the silent points."""
+    return str(request.param)
 
 
 def finished_run(seller: Seller, after: int = 0) -> FeedRun | None:

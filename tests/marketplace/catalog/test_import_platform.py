@@ -17,12 +17,19 @@ from marketplace.catalog.mapping import mapping_default
 from marketplace.catalog.models import CatalogSource, StatusImport
 from marketplace.catalog.status_file import HEADER
 from marketplace.platform.errors import PlatformRejected
-from marketplace.platform.imports import ImportsApi, file_map_body, hex_key
+from marketplace.platform.imports import ImportsApi, file_map_body, hex_key, maps_pairs
 from marketplace.platform.models import PlatformCall
 from sellers.models import Seller
-from tests.marketplace.catalog.platform import CatalogWorld, api_sign_in
+from tests.marketplace.catalog.platform import READINGS, CatalogWorld, api_sign_in
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("no_violations")]
+
+
+@pytest.fixture(params=READINGS)
+def reading(request: pytest.FixtureRequest) -> str:
+    """Every test here runs under both readings of the silent points."""
+    return str(request.param)
+
 
 DEFAULT_MAPS = {
     "SKU": "id",
@@ -67,7 +74,7 @@ def import_calls(source: CatalogSource) -> list[tuple[str, str, int]]:
 
 
 def test_the_feed_brings_its_import_created_mapped_scheduled_and_read_back(
-    world: CatalogWorld, seller: Seller, staff_user: Any, settings: Any
+    world: CatalogWorld, seller: Seller, staff_user: Any, settings: Any, reading: str
 ) -> None:
     api_sign_in(world, staff_user)
     source = links.seller_database_link(
@@ -81,7 +88,17 @@ def test_the_feed_brings_its_import_created_mapped_scheduled_and_read_back(
     assert import_error == ""
     status_import = StatusImport.objects.get(source=source)
     assert status_import.is_active
-    assert (status_import.cron, status_import.join_key) == ("15 * * * *", "id")
+    # Hourly at minute 15; a platform that refuses hour "*" (reading B) runs it daily just
+    # after the feed (02:00), and the record says why
+    if reading == "A":
+        expected, words = "15 * * * *", "every hour at minute 15"
+        assert status_import.schedule_note == ""
+    else:
+        expected, words = "15 2 * * *", "daily at 02:15 UTC"
+        assert status_import.schedule_note.startswith(
+            "the platform refused an hourly schedule (it said “hour: must be a number from 0"
+        )
+    assert (status_import.cron, status_import.join_key) == (expected, "id")
     held = world.sandbox.control("GET", f"/imports/{status_import.import_id}")["import"]
     assert held["join_type"] == "join_info"
     assert held["file_location"] == "url"
@@ -90,25 +107,37 @@ def test_the_feed_brings_its_import_created_mapped_scheduled_and_read_back(
     assert held["username"] == status_import.username
     assert "password" not in held
     assert held["join_key"] == "id"
-    assert held["cron"] == "15 * * * *"
-    # The platform decoded the hex keys back to the file's exact column names
-    assert held["file_map"]["maps"] == DEFAULT_MAPS
-    assert list(held["file_map"]["maps"]) == list(HEADER)
+    if reading == "A":
+        assert held["cron"] == expected
+        # The platform decoded the hex keys back to the file's exact column names
+        assert held["file_map"]["maps"] == DEFAULT_MAPS
+        assert list(held["file_map"]["maps"]) == list(HEADER)
+    else:
+        assert "cron" not in held
+        assert held["file_map"]["maps"] == {hex_key(k): v for k, v in DEFAULT_MAPS.items()}
+        assert list(held["file_map"]["maps"]) == [hex_key(name) for name in HEADER]
+    assert held_maps(held) == DEFAULT_MAPS
     assert (held["encode_source_file_keys"], held["name_based_maps"]) == ("1", "1")
-    assert held["clean_file_headers"] == "1"
+    # We write the header ourselves: nothing for the platform to clean
+    assert held["clean_file_headers"] == "0"
     # In the order the platform requires, each once
     sent = [(m, p) for m, p, _ in import_calls(source)]
     iid = status_import.import_id
+    schedule_calls = [("PUT", f"/{iid}/schedule")] * (1 if reading == "A" else 2)
     assert sent == [
         ("POST", ""),
         ("PUT", f"/{iid}/delimiters"),
         ("PUT", f"/{iid}/file_map"),
-        ("PUT", f"/{iid}/schedule"),
+        *schedule_calls,
         ("GET", f"/{iid}"),
     ]
     page = staff_page(staff_user, seller)
     assert status_import.import_id in page
-    assert "15 * * * *" in page
+    assert expected in page
+    assert words in page
+    if reading == "B":
+        assert "daily at 02:15 UTC</span> — " in page
+        assert "the platform refused an hourly schedule" in page
 
 
 def test_hex_keys_the_platform_cannot_match_are_refused_naming_the_key(
@@ -229,11 +258,18 @@ def test_targets_staff_change_are_put_again_and_read_back(with_feed: CatalogSour
     )
 
     held = with_feed_import(with_feed, status_import)
-    assert held["file_map"]["maps"]["Statut de l'annonce"] == "marketplace_state"
+    assert held_maps(held)["Statut de l'annonce"] == "marketplace_state"
     status_import.refresh_from_db()
     assert status_import.targets["status"] == "marketplace_state"
     with pytest.raises(CatalogError):
         imports.status_import_targets_set(source=with_feed, targets={"status": "price"})
+
+
+def held_maps(held: dict[str, Any]) -> dict[str, str]:
+    """An import's ``file_map.maps`` by column name, keyed by names (reading A) or by the hex
+    keys we sent (reading B)."""
+    pairs = maps_pairs(held["file_map"]["maps"], encoded=True, columns=frozenset(DEFAULT_MAPS))
+    return dict(pairs)
 
 
 def with_feed_import(source: CatalogSource, status_import: StatusImport) -> dict[str, Any]:
@@ -330,7 +366,7 @@ def test_staff_retry_the_set_up_change_targets_and_rotate_credentials_from_the_p
     assert "Statut de l&#x27;annonce: Letters, digits and _" in bad.content.decode()
     good = {**imports.DEFAULT_TARGETS, "reason": "why_refused"}
     client.post(f"{base}/import/targets/", good)
-    assert with_feed_import(with_feed, status_import)["file_map"]["maps"]["Raison du refus"] == (
+    assert held_maps(with_feed_import(with_feed, status_import))["Raison du refus"] == (
         "why_refused"
     )
     # Rotate: asks first, then both passwords change
@@ -344,3 +380,27 @@ def test_staff_retry_the_set_up_change_targets_and_rotate_credentials_from_the_p
     status_import.refresh_from_db()
     assert with_feed.feed_password_hash != hashes[0]
     assert status_import.password_hash != hashes[1]
+
+
+def test_staff_asking_for_every_hour_get_it_or_are_told_what_was_set(
+    with_feed: CatalogSource, reading: str
+) -> None:
+    imports.status_import_provision(source=with_feed)
+
+    changed = imports.status_import_schedule_set(
+        source=with_feed, day="*", hour="*", minute="40", paused=True
+    )
+
+    if reading == "A":
+        assert (changed.cron, changed.schedule_note) == ("40 * * * *", "")
+    else:
+        # Refused: daily, the first minute 40 after the feed's 02:00 run, and the page says so
+        assert changed.cron == "40 2 * * *"
+        assert changed.schedule_note.startswith("the platform refused an hourly schedule")
+    assert changed.paused is True
+    assert StatusImport.objects.get(source=with_feed).cron == changed.cron
+    # A schedule set as asked forgets the note
+    again = imports.status_import_schedule_set(
+        source=with_feed, day="2", hour="5", minute="0", paused=False
+    )
+    assert (again.cron, again.schedule_note, again.paused) == ("0 5 * * 2", "", False)

@@ -18,6 +18,7 @@ from marketplace.platform.models import PlatformCall
 from sellers.models import Seller
 from tests.marketplace.catalog.platform import (
     API_USER,
+    READINGS,
     CatalogWorld,
     api_sign_in,
     product,
@@ -25,7 +26,13 @@ from tests.marketplace.catalog.platform import (
 )
 from tests.sandbox_process import SandboxProcess
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("no_violations")]
+
+
+@pytest.fixture(params=READINGS)
+def reading(request: pytest.FixtureRequest) -> str:
+    """Every test here runs under both readings of the silent points."""
+    return str(request.param)
 
 
 @pytest.fixture
@@ -113,7 +120,7 @@ def test_the_export_holds_exactly_what_the_app_asked_for(
 
 
 def test_a_run_delivers_a_file_the_app_ingests_and_changes_reach_listings(
-    linked: CatalogSource, world: CatalogWorld, seller: Seller, eager_tasks: None
+    linked: CatalogSource, world: CatalogWorld, seller: Seller, eager_tasks: None, reading: str
 ) -> None:
     source = provision(linked)
 
@@ -121,6 +128,11 @@ def test_a_run_delivers_a_file_the_app_ingests_and_changes_reach_listings(
     run = wait_for(lambda: latest_run(seller))
 
     assert run.status == "succeeded", run.error
+    # Delivered to the folder given as host (reading B) or to a file below it (reading A)
+    export = world.sandbox.export_state(source.export_id)
+    folder = export["export"]["host"]
+    expected = folder if reading == "B" else folder + export["export"]["file_name"]
+    assert export["runs"][0]["delivered_to"] == expected
     assert (run.rows, run.created, run.rejected) == (5, 5, 0)
     assert Listing.objects.get(seller=seller, sku="AL-0002").price == Decimal("12.50")
 
@@ -324,11 +336,13 @@ def test_the_demo_data_of_make_run_lines_up_and_ingests_without_rejections(
     seller: Seller,
     staff_user: Any,
     eager_tasks: None,
+    reading: str,
 ) -> None:
     # Given the sandbox's demo data (as `make run` seeds it) and the demo API user
     settings.APP_BASE_URL = live_server.url
     settings.PLATFORM_API_BASE_URL = sandbox.platform_url
     sandbox.reset()
+    sandbox.readings_all(reading)
     seeded = sandbox.seed_demo(rows=300)
     access.access_sign_in_start(username="marketplace-api", password="marketplace-api-pass")
     access.access_sign_in_finish(

@@ -240,14 +240,14 @@ def test_the_seller_catalog_page_asks_only_for_databases_of_a_listed_account(
         assert "The API user cannot reach that platform account." in page.content.decode()
         # Only the account list was asked for: no databases call, no other path
         paths = [entry["path"] for entry in world.sandbox.requests_log(since_seq=since)]
-        assert paths == ["/api.php/user/accounts"]
+        assert paths == ["/api.php/user/list-accounts"]
     # A listed account shows its databases
     since = last_seq(world)
     page = client.get(url + world.account_id)
     assert page.status_code == 200
     assert "Alice products" in page.content.decode()
     paths = [entry["path"] for entry in world.sandbox.requests_log(since_seq=since)]
-    assert paths == ["/api.php/user/accounts", f"/api.php/accounts/{world.account_id}/dbs"]
+    assert paths == ["/api.php/user/list-accounts", f"/api.php/accounts/{world.account_id}/dbs"]
 
 
 def test_the_client_quotes_account_ids_and_refuses_dot_segments() -> None:

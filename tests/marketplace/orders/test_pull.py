@@ -368,3 +368,60 @@ def test_one_sellers_running_pull_does_not_block_another_seller(
     result = seller_pull(seller_id=bob.id)
     assert result.ran
     assert result.settled == 1
+
+
+def test_a_package_deleted_or_corrected_at_the_platform_is_gone_here_too(
+    seller: Any, quiet_broker: Any
+) -> None:
+    """The pulled fulfillment is the platform's current truth: a shipment no longer listed
+    is removed, a corrected one replaces the stored one, the problem it caused resolves,
+    and nothing is reported or settled twice."""
+    from marketplace.orders.services.fulfillment import fulfillment_digest
+
+    order = make_order("MP-GONE")
+    shipped = order.purchase_date.date().isoformat()
+    good = {"quantity": 3, "carrier": "UPS", "tracking_number": "1Z999AA10123456784",
+            "shipped_date": shipped}  # fmt: skip
+    bad = {**good, "quantity": 1, "tracking_number": "1Z12-BAD"}
+
+    def body(line_2: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"status": "COMPLETE" if line_2 else "PARTIALLY_FULFILLED", "fulfillments": [
+            {"mp_line_number": "1", "shipments": [good]},
+            {"mp_line_number": "2", "shipments": line_2},
+        ]}  # fmt: skip
+
+    with_bad, deleted = body([bad]), body([])
+    corrected = body([{**bad, "tracking_number": "1ZFIXED0000000001A"}])
+    digests = {fulfillment_digest(b) for b in (with_bad, deleted, corrected)}
+    assert len(digests) == 3  # a deletion and a correction each look changed
+
+    first = order_fulfillment_pull(order_id=order.id, body=with_bad)
+    assert (first.changed, first.settled, first.report_due) == (True, None, True)
+    problem = ValidationProblem.objects.get(order=order)
+    problem.reported_at = problem.last_seen_at  # as order_problems_report leaves it
+    problem.save()
+
+    last = last_event_id()
+    gone = order_fulfillment_pull(order_id=order.id, body=deleted)
+    assert (gone.changed, gone.settled, gone.report_due) == (True, None, False)
+    assert line_totals(order) == {"1": (3, 0), "2": (0, 0)}
+    stored = SyncEvent.objects.get(order=order, id__gt=last, kind="fulfillment_stored")
+    assert "no longer on the platform" in stored.message
+    assert "line 2 UPS 1Z12-BAD" in stored.message
+    assert stored.detail == {"shipments_gone": [
+        {"mp_line_number": "2", "carrier": "UPS", "tracking_number": "1Z12-BAD"}]}  # fmt: skip
+    problem.refresh_from_db()
+    assert problem.resolved_at is not None
+    order.refresh_from_db()
+    assert order.state == "AWAITING_SHIPMENT"  # line 2 is open again
+
+    fixed = order_fulfillment_pull(order_id=order.id, body=corrected)
+    assert (fixed.changed, fixed.settled, fixed.report_due) == (True, "SHIPPED", False)
+    assert set(
+        Shipment.objects.filter(line__order=order).values_list("tracking_number", flat=True)
+    ) == {"1Z999AA10123456784", "1ZFIXED0000000001A"}
+    assert line_totals(order) == {"1": (3, 0), "2": (1, 0)}
+    problem.refresh_from_db()
+    assert problem.resolved_at is not None
+    assert ValidationProblem.objects.filter(order=order).count() == 1
+    assert SyncEvent.objects.filter(order=order, kind="settled").count() == 1

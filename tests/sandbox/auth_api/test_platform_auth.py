@@ -1,5 +1,6 @@
 """The Authentication API over real HTTP: two-step login with an e-mailed code, named API
-tokens in x-api-key, revocation, the accounts a user reaches and their databases."""
+tokens in x-api-key and Authorization: Bearer, revocation, the accounts a user reaches and
+their databases."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ from tests.sandbox_process import SandboxProcess
 def _login(sandbox: SandboxProcess, **body: str) -> requests.Response:
     payload = {"username": USERNAME, "password": PASSWORD, "method": "token", **body}
     return requests.post(sandbox.platform_url + "/login", json=payload, timeout=10)
+
+
+def _both(token: str) -> dict[str, str]:
+    return {"x-api-key": token, "Authorization": f"Bearer {token}"}
 
 
 def _user(sandbox: SandboxProcess) -> None:
@@ -36,7 +41,7 @@ def test_login_sends_a_code_by_email_then_gives_a_named_token(sandbox: SandboxPr
     assert second.json()["status"] == "success"
     token = second.json()["token"]
     accounts = requests.get(
-        sandbox.platform_url + "/user/accounts", headers={"x-api-key": token}, timeout=10
+        sandbox.platform_url + "/user/accounts", headers=_both(token), timeout=10
     )
     assert accounts.status_code == 200
     assert [a["account_name"] for a in accounts.json()] == ["Shop One"]
@@ -128,22 +133,47 @@ def test_login_names_missing_fields_and_refuses_other_methods(sandbox: SandboxPr
     assert cookie.json()["message"].startswith("method")
 
 
-def test_calls_need_an_api_key_and_a_bearer_token_must_match_it(sandbox: SandboxProcess) -> None:
+def test_calls_need_the_token_in_both_headers_else_401_and_a_violation(
+    sandbox: SandboxProcess,
+) -> None:
     api = platform_for(sandbox)
     url = sandbox.platform_url + "/user/accounts"
+    before = sandbox.violations()["by_kind"]["api_token_headers"]
 
-    without = requests.get(url, timeout=10)
-    unknown = requests.get(url, headers={"x-api-key": "nope"}, timeout=10)
-    bearer_only = requests.get(url, headers={"Authorization": f"Bearer {api.token}"}, timeout=10)
-    both_equal = api.call("GET", "/user/accounts", headers={"Authorization": f"Bearer {api.token}"})
-    both_differ = api.call("GET", "/user/accounts", headers={"Authorization": "Bearer other"})
+    refused = {
+        "without": requests.get(url, timeout=10),
+        "key_only": requests.get(url, headers={"x-api-key": api.token}, timeout=10),
+        "bearer_only": requests.get(
+            url, headers={"Authorization": f"Bearer {api.token}"}, timeout=10
+        ),
+        "differ": api.call("GET", "/user/accounts", headers={"Authorization": "Bearer other"}),
+        "unknown": requests.get(url, headers=_both("nope"), timeout=10),
+    }
+    both_equal = api.call("GET", "/user/accounts")
 
-    assert without.status_code == 401
-    assert without.json()["status"] == "fail"
-    assert unknown.status_code == 401
-    assert bearer_only.status_code == 401
+    for name, response in refused.items():
+        assert response.status_code == 401, name
+        assert response.json() == {"status": "fail", "message": "Invalid API token"}, name
     assert both_equal.status_code == 200
-    assert both_differ.status_code == 401
+    violations = sandbox.violations()
+    # Four header breaches; an unknown token in both headers is not one.
+    assert violations["by_kind"]["api_token_headers"] == before + 4
+    recent = [v for v in violations["recent"] if v["kind"] == "api_token_headers"][:4]
+    assert recent[0]["detail"].endswith("x-api-key and Authorization: Bearer name different tokens")
+    assert recent[0]["seller"] == USERNAME
+    assert recent[1]["detail"].endswith("Authorization: Bearer without x-api-key")
+    assert recent[2]["detail"].endswith("x-api-key without Authorization: Bearer")
+    assert recent[3]["detail"].endswith("neither x-api-key nor Authorization: Bearer")
+    assert recent[3]["seller"] == ""
+
+
+def test_login_needs_no_token_headers(sandbox: SandboxProcess) -> None:
+    _user(sandbox)
+    before = sandbox.violations()["by_kind"]["api_token_headers"]
+
+    assert _login(sandbox).status_code == 200
+
+    assert sandbox.violations()["by_kind"]["api_token_headers"] == before
 
 
 def test_a_revoked_token_answers_401_and_other_tokens_keep_working(
@@ -157,9 +187,7 @@ def test_a_revoked_token_answers_401_and_other_tokens_keep_working(
     revoked = api.call("GET", "/user/accounts")
     assert revoked.status_code == 401
     assert revoked.json() == {"status": "fail", "message": "Invalid API token"}
-    still = requests.get(
-        sandbox.platform_url + "/user/accounts", headers={"x-api-key": other}, timeout=10
-    )
+    still = requests.get(sandbox.platform_url + "/user/accounts", headers=_both(other), timeout=10)
     assert still.status_code == 200
 
 

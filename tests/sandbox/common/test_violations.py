@@ -235,6 +235,7 @@ def test_violations_show_in_state_and_page_and_reset_clears_them(
         "early_retry": 0,
         "shipped_while_unfulfilled": 1,
         "refresh_token_reuse": 1,
+        "api_token_headers": 0,
     }
     assert [v["kind"] for v in report["recent"]] == [
         "refresh_token_reuse",
@@ -250,6 +251,7 @@ def test_violations_show_in_state_and_page_and_reset_clears_them(
     assert sandbox.violations()["total"] == 0
     assert sandbox.violations()["recent"] == []
     assert sandbox.state()["retry_grace_seconds"] == 0.4
+    assert set(sandbox.state()["readings"].values()) == {"A"}
     assert "0 violations" in requests.get(sandbox.base_url + "/sandbox/", timeout=5).text
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta
 
 import pytest
 import requests
@@ -80,7 +81,10 @@ def test_a_join_run_writes_each_column_into_its_target_field(
     assert read_back["last_log"]["error_flag"] == "0"
     assert read_back["last_log"]["import_id"] == created["id"]
     assert "2 matched" in read_back["last_log"]["message"]
-    assert len(read_back["last_download_time"]) == len("2026-01-01 00:00:00")
+    fetched = datetime.fromisoformat(read_back["last_download_time"])
+    assert fetched.utcoffset() == timedelta(0)
+    assert read_back["last_download_time"].endswith("+00:00")
+    assert datetime.fromisoformat(read_back["last_log"]["time"]).utcoffset() == timedelta(0)
 
 
 def test_unmatched_rows_and_bad_lines_are_counted_not_guessed(
