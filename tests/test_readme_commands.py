@@ -3,23 +3,18 @@
 The commands are read from README.md's fenced ``bash`` blocks, so this test follows the
 README. The stack is started as ``make run`` starts it on a fresh checkout (SQLite, the
 embedded broker, the demo data of ``make seed``, ``marketplace.run_stack`` over the
-Procfile) on free ports, which replace the README's 8000 and 8100. The seller connects
-over HTTP, as the README's "To see the whole flow" has them do in a browser. Each block
-then runs in ``bash -euo pipefail``, so a failing command (and, as the README's curl
-commands pass ``--fail-with-body``, an HTTP error) fails the test.
+Procfile: ``tests/stack_process.py``) on free ports, which replace the README's 8000 and
+8100. The seller connects over HTTP, as the README's "To see the whole flow" has them do
+in a browser. Each block then runs in ``bash -euo pipefail``, so a failing command (and,
+as the README's curl commands pass ``--fail-with-body``, an HTTP error) fails the test.
 
 Left out: the commands in ``EXEMPT``, each with its reason.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import socket
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,9 +23,10 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import requests
 
+from tests.stack_process import Stack
+
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
-BIN = Path(sys.executable).parent
 
 # A command starting with one of these (after any VAR=value assignments) is not run.
 EXEMPT = {
@@ -105,36 +101,7 @@ def test_the_readmes_commands_are_found_and_every_exemption_is_used() -> None:
                 assert "-sS" in command, command
 
 
-# --- the stack ---------------------------------------------------------------------------
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@dataclass
-class Stack:
-    app: str
-    sandbox: str
-    env: dict[str, str]
-    log: Path
-
-    def log_tail(self) -> str:
-        return self.log.read_text(errors="replace")[-6000:]
-
-
-def _wait_until(check: object, what: str, stack_log: Path, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if check():  # type: ignore[operator]
-                return
-        except requests.RequestException:
-            pass
-        time.sleep(0.3)
-    pytest.fail(f"{what} did not happen in {timeout} s:\n{stack_log.read_text(errors='replace')}")
+# --- the stack (tests/stack_process.py: make run's, embedded, on free ports) ------------
 
 
 def _connect_seller(stack: Stack) -> None:
@@ -145,7 +112,7 @@ def _connect_seller(stack: Stack) -> None:
         return session.cookies.get(cookie) or ""
 
     web = requests.Session()
-    login = f"http://{stack.app}/sellers/login/"
+    login = f"http://{_app(stack)}/sellers/login/"
     web.get(login, timeout=10).raise_for_status()
     signed_in = web.post(
         login,
@@ -158,10 +125,10 @@ def _connect_seller(stack: Stack) -> None:
         timeout=10,
     )
     signed_in.raise_for_status()
-    connection = f"http://{stack.app}/sellers/connection/"
+    connection = f"http://{_app(stack)}/sellers/connection/"
     web.get(connection, timeout=10).raise_for_status()
     to_platform = web.post(
-        f"http://{stack.app}/sellers/connection/connect/",
+        f"http://{_app(stack)}/sellers/connection/connect/",
         data={"csrfmiddlewaretoken": csrf(web, "csrftoken")},
         headers={"Referer": connection},
         allow_redirects=False,
@@ -169,7 +136,7 @@ def _connect_seller(stack: Stack) -> None:
     )
     assert to_platform.status_code == 302, to_platform.text[:2000]
     authorize = to_platform.headers["Location"]
-    assert authorize.startswith(f"http://{stack.sandbox}/"), authorize
+    assert authorize.startswith(f"http://{_sandbox(stack)}/"), authorize
 
     platform = requests.Session()
     platform.get(authorize, timeout=10).raise_for_status()
@@ -207,62 +174,32 @@ def _connect_seller(stack: Stack) -> None:
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    tmp = tmp_path_factory.mktemp("readme")
-    app_port, sandbox_port = _free_port(), _free_port()
-    skipped = ("DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE", "SANDBOX_DATABASE_URL")
-    env = {
-        **{k: v for k, v in os.environ.items() if k not in skipped},
-        # What `make run` gets on a fresh checkout: SQLite and the embedded file broker.
-        "DJANGO_ENV": "development",
-        "DATABASE_URL": f"sqlite:///{tmp / 'db.sqlite3'}",
-        "CELERY_DATA_DIR": str(tmp / "celery"),
-        "SANDBOX_DATABASE_URL": str(tmp / "sandbox.sqlite3"),
-        "APP_PORT": str(app_port),
-        "SANDBOX_PORT": str(sandbox_port),
-        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-        "PYTHONUNBUFFERED": "1",
-    }
-
-    def run(*command: str) -> None:
-        subprocess.run(command, cwd=ROOT, env=env, check=True, timeout=300, capture_output=True)
-
-    # `make seed`, as the Makefile has it
-    run(sys.executable, "manage.py", "migrate", "--noinput", "-v", "0")
-    run(sys.executable, "manage.py", "seed_demo")
-    run(sys.executable, "-m", "sandbox", "create-api-user", "--seller", "demo-seller",
-        "--username", "demo-seller-api", "--password", "demo-seller-api-pass",
-        "--client-id", "100001")  # fmt: skip
-    log = tmp / "stack.log"
-    with log.open("wb") as out:
-        honcho = subprocess.Popen(
-            [sys.executable, "-m", "marketplace.run_stack", "start", "-f", "Procfile"],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    found = Stack(f"127.0.0.1:{app_port}", f"127.0.0.1:{sandbox_port}", env, log)
+    found = Stack(tmp_path_factory.mktemp("readme"))
+    found.prepare()  # make migrate, make seed
+    found.start()  # make run's Procfile under marketplace.run_stack
     try:
-        _wait_until(
-            lambda: (
-                requests.get(f"http://{found.app}/healthz", timeout=1).ok
-                and requests.get(f"http://{found.sandbox}/health", timeout=1).ok
-                and "ready." in log.read_text(errors="replace")
-            ),
-            "the stack's start",
-            log,
-        )
+        found.wait_until(found.sandbox_up, 60, "the sandbox")
+        found.wait_until(lambda: _app_up(found), 60, "the web app")
+        found.wait_for_text("ready.")  # the worker
         _connect_seller(found)
         yield found
     finally:
-        if honcho.poll() is None:
-            honcho.send_signal(signal.SIGINT)
-            try:
-                honcho.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(honcho.pid, signal.SIGKILL)
-                honcho.wait(timeout=5)
+        found.stop()
+
+
+def _app_up(stack: Stack) -> bool:
+    try:
+        return requests.get(f"http://{_app(stack)}/healthz", timeout=1).ok
+    except requests.RequestException:
+        return False
+
+
+def _app(stack: Stack) -> str:
+    return f"127.0.0.1:{stack.app_port}"
+
+
+def _sandbox(stack: Stack) -> str:
+    return f"127.0.0.1:{stack.sandbox_port}"
 
 
 @pytest.mark.parametrize("block", readme_blocks(), ids=lambda b: f"README.md:{b.line}")
@@ -270,7 +207,7 @@ def test_the_readmes_commands_work_against_the_stack(stack: Stack, block: Block)
     if not block.commands:
         pytest.skip("only exempt commands: " + "; ".join(block.exempt))
     script = "\n".join(block.commands)
-    script = script.replace(README_APP, stack.app).replace(README_SANDBOX, stack.sandbox)
+    script = script.replace(README_APP, _app(stack)).replace(README_SANDBOX, _sandbox(stack))
     done = subprocess.run(
         ["bash", "-euo", "pipefail", "-xc", script],
         cwd=ROOT,
@@ -283,5 +220,5 @@ def test_the_readmes_commands_work_against_the_stack(stack: Stack, block: Block)
     assert done.returncode == 0, (
         f"README.md:{block.line}: a command failed (exit {done.returncode})\n"
         f"--- stdout\n{done.stdout[-4000:]}\n--- stderr (the commands, traced)\n"
-        f"{done.stderr[-4000:]}\n--- the stack's log\n{stack.log_tail()}"
+        f"{done.stderr[-4000:]}\n--- the stack's log\n{stack.tail()}"
     )

@@ -46,7 +46,10 @@ class Command(BaseCommand):
         if not options["skip_sandbox"]:
             self._seed_sandbox(options["sandbox_db"])
         self.stdout.write(
-            self.style.SUCCESS("Demo data ready. Sign in at /sellers/login/ with:")
+            self.style.SUCCESS(
+                "Demo data ready (existing users kept as they were). "
+                "Sign in at /sellers/login/ with:"
+            )
             + f"\n  staff:   {ADMIN[0]} / {ADMIN[1]}"
             + "".join(f"\n  seller:  {u} / {p}  ({n})" for u, p, n in SELLERS)
             + "\n  at the platform sandbox, approve as: "
