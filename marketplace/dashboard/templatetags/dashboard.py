@@ -110,6 +110,19 @@ def fulfillment_words(code: str) -> str:
     return FULFILLMENT_WORDS.get((code or "").upper(), (code or "").replace("_", " ").lower())
 
 
+LINE_STATUS_WORDS = {
+    "unfulfilled": "not shipped yet",
+    "partially_fulfilled": "partly shipped",
+    "fulfilled": "shipped or cancelled",
+}
+
+
+@register.filter
+def line_status_words(status: str) -> str:
+    """A line's fulfillment (``partially_fulfilled`` → "partly shipped")."""
+    return LINE_STATUS_WORDS.get(status or "", (status or "").replace("_", " "))
+
+
 @register.filter
 def cancel_reason_words(code: str) -> str:
     """``out_of_stock`` → "out of stock"; an unknown code in plain letters."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.template import Context, Template
 
-from marketplace.dashboard.templatetags.dashboard import fulfillment_words
+from marketplace.dashboard.templatetags.dashboard import fulfillment_words, line_status_words
 
 
 @pytest.mark.parametrize(
@@ -27,3 +27,15 @@ def test_the_sellers_catalog_shows_its_schedule_in_words() -> None:
     )
     assert "daily at 02:00 UTC" in page
     assert "(<code>0 2 * * *</code>" not in page
+
+
+@pytest.mark.parametrize(
+    ("status", "words"),
+    [
+        ("unfulfilled", "not shipped yet"),
+        ("partially_fulfilled", "partly shipped"),
+        ("fulfilled", "shipped or cancelled"),
+    ],
+)
+def test_a_lines_fulfillment_in_words(status: str, words: str) -> None:
+    assert line_status_words(status) == words
