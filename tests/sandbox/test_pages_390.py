@@ -2,7 +2,7 @@
 a wide table scrolls inside its own box), and the v2 seller page fits 1 280 px.
 
 The pages are enumerated from the sandbox's own URLconf (read by a process with the
-sandbox's settings): every route under /sandbox/ but its control API and its stylesheet, so
+sandbox's settings): every route under /sandbox/ but its control API, its stylesheet and scripts, so
 a new page is covered without touching this file; a route's arguments come from
 ``arguments`` below (a small world of data), and a new one fails here until it is added.
 What answers a GET with no HTML page (a POST-only form target) is left out. The platform's
@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Browser, Page, expect
 
 from tests.sandbox.conftest import CLIENT_ID, REDIRECT_URL, Api, order_body
 from tests.sandbox.orders_v2.v2_client import seller_api
@@ -82,7 +82,7 @@ def sandbox_page_routes() -> list[tuple[str, str, list[str]]]:
         for route, name, arguments in json.loads(out.stdout)
         if route.startswith("sandbox/")
         and not route.startswith("sandbox/api/")
-        and not route.endswith(".css")
+        and not route.endswith((".css", ".js"))
     ]
 
 
@@ -170,7 +170,8 @@ def test_every_sandbox_page_fits_a_phone(
                 not_pages.append(name)
                 continue
             response = page.goto(base + path)
-            assert response is not None and response.status == 200, (path, response)
+            assert response is not None, path
+            assert response.status == 200, (path, response.status)
             visited.append(name)
             _check(page, path, f"sandbox-{name}-390", too_wide)
 
@@ -201,3 +202,27 @@ def test_the_v2_seller_page_fits_a_laptop(
         page.goto(f"{sandbox.base_url}/sandbox/v2/sellers/alice/")
         _check(page, "/sandbox/v2/sellers/alice/", "sandbox-v2-seller-1280", too_wide)
     assert too_wide == [], "\n".join(too_wide)
+
+
+def test_the_database_page_shows_the_imported_columns_first_in_a_box_of_their_own(
+    browser: Browser, sandbox: SandboxProcess, arguments: dict[str, Any]
+) -> None:
+    with browser.new_context(viewport=DESKTOP) as context:
+        page = context.new_page()
+        page.goto(f"{sandbox.base_url}/sandbox/platform/dbs/{arguments['db_id']}/")
+        headers = page.locator("#rows th").all_inner_texts()
+        # The marketplace's columns right after the key, shaded; the database's order on ask
+        assert headers[:5] == ["id", "mp_price", "mp_rating", "mp_size", "mp_status"]
+        assert page.locator("#rows th.mp").count() == 4
+        page.click("#column-order a")
+        assert page.locator("#rows th").all_inner_texts() == [*FIELDS, *headers[1:5]]
+        # The table scrolls inside its box; the page does not
+        box = page.locator(".wide")
+        assert box.evaluate("e => e.scrollWidth > e.clientWidth")
+        assert overflow(page) <= 0
+        # Running the import shows its log without a reload
+        page.click("#imports button")
+        expect(page.locator("#imports .import-log")).to_contain_text("show the rows as imported")
+        expect(page.locator("#imports .import-log")).to_contain_text("matched")
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "sandbox-db-after-run-1280.png"))
