@@ -24,7 +24,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 from playwright.sync_api import Browser, Page
 
-from marketplace.catalog.models import CatalogSource, FeedRun, Listing
+from marketplace.catalog.models import CatalogSource, FeedRun, Listing, StatusImport
 from sellers.models import Seller
 from tests.marketplace.dashboard.builders import PASSWORD, World, build_world
 from tests.marketplace.dashboard.test_browser import sign_in
@@ -117,6 +117,23 @@ def _app_world(staff_user: Any) -> AppWorld:
         provisioned_at=now,
         platform_status="idle",
         platform_last_log={"message": "Export written: 3 rows to " + LONG_URL},
+    )
+    StatusImport.objects.create(
+        source=CatalogSource.objects.get(seller=seller),
+        state=StatusImport.State.ACTIVE,
+        import_id="4004",
+        status_key="s" * 40,
+        username="status-reader-with-a-long-name",
+        join_key="id",
+        cron="30 3 * * *",
+        provisioned_at=now,
+        platform_status="success",
+        last_download_time=now.isoformat(),
+        last_log={"message": "Import done: 3 rows, 3 matched from " + LONG_URL, "error_flag": "0"},
+    )
+    # A second seller linked to a database without a feed yet: the feed's set-up form.
+    CatalogSource.objects.create(
+        seller=world.sellers[1], account_id="1001", db_id="2003", db_name="Shop W 001 products"
     )
     run = FeedRun.objects.create(
         seller=seller,
@@ -240,6 +257,12 @@ def test_every_app_page_fits_a_phone(browser: Browser, live_server: Any, staff_u
         seen, skipped_staff, wide = _check_all(page, base, staff, arguments)
         visited += seen
         too_wide += wide
+        # The same page in another state: a linked database, the feed's set-up form.
+        path = f"/dashboard/catalog/sellers/{app.world.sellers[1].pk}/"
+        overflow, culprits = _visit(page, base + path, "catalog-seller-setup-390") or (0, "")
+        visited.append(path)
+        if overflow > 0:
+            too_wide.append(f"{path}: {overflow}px too wide ({culprits})")
 
     with browser.new_context(viewport=PHONE) as context:
         page = context.new_page()
