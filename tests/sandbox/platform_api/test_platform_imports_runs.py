@@ -284,8 +284,10 @@ def test_the_database_page_shows_joined_columns_and_the_import(
 
     assert page.status_code == 200
     html = page.text
+    # The imported columns come first, marked as such
     for column in ("mp_price", "mp_rating", "mp_size", "mp_status"):
-        assert f"<th>{column}</th>" in html
+        assert f'<th class="mp">{column}</th>' in html
+    assert html.index(">mp_status</th>") < html.index("<th>title</th>")
     assert "<td>rejected</td>" in html
     assert "Listing status" in html
     assert "Import done: 2 rows, 2 matched" in html
