@@ -25,7 +25,9 @@ from django.utils import timezone
 from playwright.sync_api import Browser, Page
 
 from marketplace.catalog.models import CatalogSource, FeedRun, Listing, StatusImport
+from marketplace.orders.models import OrderSync
 from sellers.models import Seller
+from tests.factories import password_of
 from tests.marketplace.dashboard.builders import PASSWORD, World, build_world
 from tests.marketplace.dashboard.test_browser import sign_in
 
@@ -100,6 +102,15 @@ def _app_world(staff_user: Any) -> AppWorld:
     world = build_world(sellers=3, orders=6, staff_actor=staff_user)
     seller = world.seller_with_orders()
     now = timezone.now()
+    # Long values where a page shows them: an error naming an address, a long shop name.
+    order = world.order_with_everything()
+    OrderSync.objects.filter(order=order).update(
+        status=OrderSync.Status.FAILED, last_error="platform said 500 at " + LONG_URL
+    )
+    Seller.objects.filter(pk=seller.pk).update(
+        display_name="Shop W 000 — ceramics, stoneware & porcelain (wholesale)"
+    )
+    seller.refresh_from_db()
     CatalogSource.objects.create(
         seller=seller,
         account_id="1001",
@@ -195,8 +206,9 @@ def _visit(page: Page, url: str, shot: str) -> tuple[int, str] | None:
         return None
     response = page.goto(url)
     assert response is not None, url
-    # 400: the callback's own page for a refused or broken answer, a page all the same.
-    assert response.status in (200, 400), f"{url} answered {response.status}"
+    # 400, 403: the callback's pages for a broken answer or a signed-out person, and the
+    # portal's for someone who is not a seller; pages all the same.
+    assert response.status in (200, 400, 403), f"{url} answered {response.status}"
     page.wait_for_load_state("load")
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{shot}.png"), full_page=True)
@@ -236,7 +248,9 @@ def _app_routes(namespaces: tuple[str, ...]) -> list[Route]:
     ]
 
 
-def test_every_app_page_fits_a_phone(browser: Browser, live_server: Any, staff_user: Any) -> None:
+def test_every_app_page_fits_a_phone(
+    browser: Browser, live_server: Any, staff_user: Any, plain_user: Any
+) -> None:
     app = _app_world(staff_user)
     base = live_server.url
     arguments = app.arguments()
@@ -245,8 +259,14 @@ def test_every_app_page_fits_a_phone(browser: Browser, live_server: Any, staff_u
 
     with browser.new_context(viewport=PHONE) as context:
         page = context.new_page()
-        # Signed out: the home page and the sign-in page (the rest redirects to sign in).
-        for path, shot in (("/", "home"), ("/sellers/login/", "login")):
+        # Signed out: the home page, the sign-in page and the platform's answer arriving
+        # after the session ended (the rest redirects to sign in).
+        signed_out = [
+            ("/", "home"),
+            ("/sellers/login/", "login"),
+            ("/sellers/connection/callback/?code=c&state=s", "callback-signed-out"),
+        ]
+        for path, shot in signed_out:
             overflow, culprits = _visit(page, base + path, f"anon-{shot}-390") or (0, "")
             visited.append(path)
             if overflow > 0:
@@ -265,6 +285,15 @@ def test_every_app_page_fits_a_phone(browser: Browser, live_server: Any, staff_u
             too_wide.append(f"{path}: {overflow}px too wide ({culprits})")
 
     with browser.new_context(viewport=PHONE) as context:
+        # Signed in without a seller profile: the portal says so.
+        page = context.new_page()
+        sign_in(page, base, "carol", password_of("carol"))
+        overflow, culprits = _visit(page, base + "/sellers/", "not-a-seller-390") or (0, "")
+        visited.append("/sellers/ (not a seller)")
+        if overflow > 0:
+            too_wide.append(f"/sellers/ (not a seller): {overflow}px too wide ({culprits})")
+
+    with browser.new_context(viewport=PHONE) as context:
         page = context.new_page()
         sign_in(page, base, app.seller.user.username, PASSWORD)
         seller_routes = [
@@ -278,4 +307,4 @@ def test_every_app_page_fits_a_phone(browser: Browser, live_server: Any, staff_u
 
     print(f"visited {len(visited)} pages; not pages: {skipped_staff + skipped_seller}")
     assert too_wide == [], "\n".join(too_wide)
-    assert len(visited) >= 18, visited
+    assert len(visited) >= 23, visited
