@@ -24,8 +24,15 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 from playwright.sync_api import Browser, Page
 
-from marketplace.catalog.models import CatalogSource, FeedRun, Listing, StatusImport
+from marketplace.catalog.models import (
+    CatalogSource,
+    FeedRun,
+    Listing,
+    PlatformApiAccess,
+    StatusImport,
+)
 from marketplace.orders.models import OrderSync
+from sellers import vault
 from sellers.models import Seller
 from tests.factories import password_of
 from tests.marketplace.dashboard.builders import PASSWORD, World, build_world
@@ -141,6 +148,21 @@ def _app_world(staff_user: Any) -> AppWorld:
         platform_status="success",
         last_download_time=now.isoformat(),
         last_log={"message": "Import done: 3 rows, 3 matched from " + LONG_URL, "error_flag": "0"},
+    )
+    # The API user once signed in, now asked to sign in again: its status card in full.
+    PlatformApiAccess.objects.update_or_create(
+        pk=1,
+        defaults={
+            "state": PlatformApiAccess.State.NEEDS_SIGN_IN,
+            "username": "catalog-api-user-with-a-long-name",
+            "token_ciphertext": vault.token_encrypt("not-a-real-token"),
+            "token_name": "marketplace-development-" + "0123456789abcdef" * 3,
+            "signed_in_at": now,
+            "signed_in_by": staff_user,
+            "needs_sign_in_since": now,
+            "last_checked_at": now,
+            "last_error": "The platform refused the token at " + LONG_URL,
+        },
     )
     # A second seller linked to a database without a feed yet: the feed's set-up form.
     CatalogSource.objects.create(
