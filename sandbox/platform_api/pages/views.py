@@ -90,8 +90,11 @@ def db_page(request: HttpRequest, db_id: int) -> HttpResponse:
         fields = [*others[:1], *imported, *others[1:]]
     else:
         fields = list(db.fields)
-    rows = [[row.data.get(f, "") for f in fields] for row in page.object_list]
     columns = [{"name": f, "imported": f in imported} for f in fields]
+    rows = [
+        [{"value": row.data.get(c["name"], ""), "imported": c["imported"]} for c in columns]
+        for row in page.object_list
+    ]
     keep = "&columns=db" if imported and not imported_first else ""
     return render(
         request,

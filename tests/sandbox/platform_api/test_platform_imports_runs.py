@@ -288,7 +288,7 @@ def test_the_database_page_shows_joined_columns_and_the_import(
     for column in ("mp_price", "mp_rating", "mp_size", "mp_status"):
         assert f'<th class="mp">{column}</th>' in html
     assert html.index(">mp_status</th>") < html.index("<th>title</th>")
-    assert "<td>rejected</td>" in html
+    assert '<td class="mp">rejected</td>' in html
     assert "Listing status" in html
     assert "Import done: 2 rows, 2 matched" in html
     overview = requests.get(f"{sandbox.base_url}/sandbox/platform/", timeout=10).text
