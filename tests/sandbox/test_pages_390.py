@@ -97,11 +97,17 @@ def files() -> Iterator[FileServer]:
 
 @pytest.fixture
 def arguments(alice: Api, sandbox: SandboxProcess, files: FileServer) -> dict[str, Any]:
-    """A v2 seller with an order, a wide database whose import ran, an export that ran."""
+    """A v2 seller with an order shipped in part, a wide database whose import ran, and an
+    export that ran."""
     assert alice.put_order(order_body("PG-1")).status_code == 201
     seller = seller_api(sandbox, "alice")
     sandbox.v2_import("alice")
     (order,) = seller.orders()
+    # Confirmed, a package shipped and a unit cancelled: every column of the pages filled.
+    red, blue = (line["id"] for line in order["order_lines"])
+    seller.ok("POST", f"/orders/{order['id']}/confirm", json={"merchant_order_number": "ERP-7"})
+    assert seller.ship(order["id"], [(red, 2)]).status_code == 201
+    assert seller.cancel(order["id"], [(blue, 1)]).status_code == 201
     api = platform_for(sandbox, rows=ROWS, fields=FIELDS)
     export = api.add_export(name="Nightly feed of every product", threshold="0")
     run = sandbox.export_run(export["id"])
