@@ -1,4 +1,4 @@
-"""The sandbox-wide control API under /sandbox/api and the pages' stylesheet."""
+"""The sandbox-wide control API under /sandbox/api and the pages' stylesheet and scripts."""
 
 from django.urls import path
 
@@ -8,6 +8,7 @@ from sandbox.common.api_php import control as api_control
 urlpatterns = [
     path("health", control_views.health, name="health"),
     path("sandbox/sandbox.css", pages.stylesheet, name="sandbox_css"),
+    path("sandbox/<slug:name>.js", pages.script, name="sandbox_js"),
     path("sandbox/api/reset", control_views.reset, name="sandbox_reset"),
     path("sandbox/api/faults", control_views.faults_view, name="sandbox_faults"),
     path("sandbox/api/clock", control_views.clock_view, name="sandbox_clock"),

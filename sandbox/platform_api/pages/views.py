@@ -66,20 +66,52 @@ def outbox_page(request: HttpRequest) -> HttpResponse:
     return render(request, "sandbox_platform/outbox.html", {"emails": emails})
 
 
+def _imported_fields(db: CatalogDatabase) -> list[str]:
+    """The fields this database's imports write (their file maps' targets, join keys
+    aside): the marketplace's columns, for the listing-status import."""
+    written: list[str] = []
+    for source in Import.objects.filter(db=db).order_by("id"):
+        join_key = source.settings.get("join_key", "")
+        for target in ((source.file_map or {}).get("maps") or {}).values():
+            if target != join_key and target in db.fields and target not in written:
+                written.append(target)
+    return written
+
+
 def db_page(request: HttpRequest, db_id: int) -> HttpResponse:
     db = get_object_or_404(CatalogDatabase.objects.select_related("account"), id=db_id)
     page = Paginator(db.rows.order_by("id"), ROWS_PER_PAGE).get_page(request.GET.get("page"))
-    rows = [[row.data.get(f, "") for f in db.fields] for row in page.object_list]
+    imported = _imported_fields(db)
+    # The imported columns come right after the first (the row's key) unless asked for the
+    # database's own order: at the far right of a wide table nobody finds them.
+    imported_first = bool(imported) and request.GET.get("columns") != "db"
+    if imported_first:
+        others = [f for f in db.fields if f not in imported]
+        fields = [*others[:1], *imported, *others[1:]]
+    else:
+        fields = list(db.fields)
+    columns = [{"name": f, "imported": f in imported} for f in fields]
+    rows = [
+        [{"value": row.data.get(c["name"], ""), "imported": c["imported"]} for c in columns]
+        for row in page.object_list
+    ]
+    keep = "&columns=db" if imported and not imported_first else ""
     return render(
         request,
         "sandbox_platform/db.html",
         {
             "db": db,
             "page": page,
+            "columns": columns,
             "rows": rows,
+            "imported": imported,
+            "imported_first": imported_first,
+            "keep": keep,
             "exports": db.exports.order_by("id"),
             "imports": imports_with_last_log(db=db),
             "note": request.GET.get("note"),
+            # An import run from this page: its log is fetched when the run ends.
+            "watch": int(watch) if (watch := request.GET.get("watch", "")).isdigit() else None,
         },
     )
 
@@ -94,9 +126,9 @@ def import_run_post(request: HttpRequest, import_id: int) -> HttpResponse:
         note = exc.message
     else:
         import_runs.run_in_background(source=source)
-        note = f"import {source.id} started: reload to see its log"
+        note = f"import {source.id} started: its log appears below when it ends"
     url = reverse("sandbox_platform_db", args=[source.db_id])
-    return HttpResponseRedirect(f"{url}?{urlencode({'note': note})}#imports")
+    return HttpResponseRedirect(f"{url}?{urlencode({'note': note, 'watch': source.id})}#imports")
 
 
 def export_page(request: HttpRequest, export_id: int) -> HttpResponse:

@@ -284,9 +284,11 @@ def test_the_database_page_shows_joined_columns_and_the_import(
 
     assert page.status_code == 200
     html = page.text
+    # The imported columns come first, marked as such
     for column in ("mp_price", "mp_rating", "mp_size", "mp_status"):
-        assert f"<th>{column}</th>" in html
-    assert "<td>rejected</td>" in html
+        assert f'<th class="mp">{column}</th>' in html
+    assert html.index(">mp_status</th>") < html.index("<th>title</th>")
+    assert '<td class="mp">rejected</td>' in html
     assert "Listing status" in html
     assert "Import done: 2 rows, 2 matched" in html
     overview = requests.get(f"{sandbox.base_url}/sandbox/platform/", timeout=10).text

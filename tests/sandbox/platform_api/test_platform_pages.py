@@ -56,3 +56,13 @@ def test_runs_their_logs_and_files_are_on_the_pages(sandbox: SandboxProcess) -> 
     assert "Export written: 3 rows" in run_page
     assert "A-3,Bowl,7.25,12,Acme" in run_page
     assert "below the threshold" in failed_page
+
+
+def test_the_pages_scripts_are_served_by_name_and_nothing_else_is(sandbox: SandboxProcess) -> None:
+    script = requests.get(sandbox.base_url + "/sandbox/import_log.js", timeout=10)
+    unknown = requests.get(sandbox.base_url + "/sandbox/settings.js", timeout=10)
+
+    assert script.status_code == 200
+    assert script.headers["Content-Type"].startswith("text/javascript")
+    assert "data-watch-import" in script.text or "watchImport" in script.text
+    assert unknown.status_code == 404
