@@ -27,7 +27,7 @@ def platform_databases_list(*, account_id: str) -> list[PlatformDatabase]:
             return api.auth.databases(account_id=account_id)
     except PlatformError as exc:
         raise CatalogError(f"The platform did not list the account's databases: {exc}") from exc
-    except ValueError as exc:  # "", "." or "..": never a path segment (auth_api.path_segment)
+    except ValueError as exc:  # "", "." or "..": never a path segment (db_resources.segment)
         raise CatalogError("That is not a platform account id.") from exc
 
 

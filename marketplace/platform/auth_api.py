@@ -15,10 +15,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
 from django.views.decorators.debug import sensitive_variables
 
+from marketplace.platform.db_resources import segment as path_segment
 from marketplace.platform.errors import (
     PlatformMalformedResponse,
     PlatformRejected,
@@ -49,16 +49,6 @@ class PlatformDatabase:
     id: str
     name: str
     account_id: str
-
-
-def path_segment(value: object) -> str:
-    """One path segment, percent-quoted (``/``, ``?``, ``#`` and ``%`` included). Empty,
-    ``.`` and ``..`` are refused: a client or server that normalizes the path would go
-    up a level (``/accounts/../dbs`` reached ``/dbs``)."""
-    text = str(value)
-    if text in ("", ".", ".."):
-        raise ValueError("not a path segment")
-    return quote(text, safe="")
 
 
 def login_holder(username: str) -> str:

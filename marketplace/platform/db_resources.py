@@ -12,8 +12,14 @@ from marketplace.platform.errors import PlatformMalformedResponse
 from marketplace.platform.transport import ApiKeyTransport
 
 
-def segment(value: str | int) -> str:
-    return quote(str(value), safe="")
+def segment(value: object) -> str:
+    """One path segment, percent-quoted (``/``, ``?``, ``#`` and ``%`` included). Empty,
+    ``.`` and ``..`` are refused: a client or server that normalizes the path would go
+    up a level (``/accounts/../dbs`` reached ``/dbs``)."""
+    text = str(value)
+    if text in ("", ".", ".."):
+        raise ValueError("not a path segment")
+    return quote(text, safe="")
 
 
 def flag(value: bool) -> str:

@@ -334,7 +334,7 @@ def test_an_import_that_cannot_be_deleted_is_left_to_the_cleanup_sweep(
     status_import = StatusImport.objects.get(source=with_feed)
     assert status_import.cleanup_id
     assert len(sandbox_imports(with_feed)) == 1
-    assert "Cleanup pending" in staff_page(staff_user, seller)
+    assert "Clean-up pending" in staff_page(staff_user, seller)
 
     world.sandbox.clear_faults()
     assert sweeps.provisioned_cleanup_sweep() == 1
