@@ -11,6 +11,7 @@ return where a caller allows lines.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
@@ -25,14 +26,40 @@ def char_refused(char: str) -> bool:
     return unicodedata.category(char) in REFUSED_CATEGORIES
 
 
+# The refused characters of the Basic Multilingual Plane, for patterns (the intake API's
+# document lists them) and a fast search; the few above it are checked one by one.
+REFUSED_BMP = [codepoint for codepoint in range(0x10000) if char_refused(chr(codepoint))]
+
+
+def _class(codepoints: list[int]) -> re.Pattern[str]:
+    """A character class of runs (first-last): far faster to search than one of
+    single characters."""
+    runs: list[list[int]] = []
+    for codepoint in codepoints:
+        if runs and runs[-1][1] == codepoint - 1:
+            runs[-1][1] = codepoint
+        else:
+            runs.append([codepoint, codepoint])
+    body = "".join(
+        re.escape(chr(start)) + ("-" + re.escape(chr(end)) if end > start else "")
+        for start, end in runs
+    )
+    return re.compile(f"[{body}]")
+
+
+_REFUSED_SEARCH = _class(REFUSED_BMP)
+_REFUSED_BUT_LINES_SEARCH = _class([c for c in REFUSED_BMP if chr(c) not in LINE_CHARACTERS])
+
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
 def first_refused(value: str, *, allow_lines: bool = False) -> str | None:
     """The first refused character of ``value`` (None when it has none)."""
-    # Fast path: printable ASCII has none of them.
-    if value.isascii() and value.isprintable():
-        return None
-    for char in value:
-        if allow_lines and char in LINE_CHARACTERS:
-            continue
-        if unicodedata.category(char) in REFUSED_CATEGORIES:
-            return char
+    found = (_REFUSED_BUT_LINES_SEARCH if allow_lines else _REFUSED_SEARCH).search(value)
+    if found is not None:
+        return found.group()
+    if not value.isascii():
+        for astral in _ASTRAL.finditer(value):
+            if char_refused(astral.group()):
+                return astral.group()
     return None

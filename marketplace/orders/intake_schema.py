@@ -32,7 +32,7 @@ from pydantic import (
 )
 from pydantic.fields import FieldInfo
 
-from marketplace.text_rules import REFUSED_RULE, char_refused
+from marketplace.text_rules import REFUSED_BMP, REFUSED_RULE, char_refused
 
 CENT = Decimal("0.01")
 
@@ -57,7 +57,7 @@ def _ranges(codepoints: list[int]) -> str:
     return "".join(parts)
 
 
-_REFUSED = [codepoint for codepoint in range(0x10000) if char_refused(chr(codepoint))]
+_REFUSED = REFUSED_BMP
 # The pattern (and so the document) lists the refused characters of the Basic
 # Multilingual Plane; the few format characters above it (U+110BD, U+E0001, tags
 # U+E0020-E007F, ...) are refused by the validator too (``_no_refused_astral``), as the
