@@ -299,13 +299,19 @@ def _apply_batch(
 
 
 def feed_run_confirm(*, run_id: int, actor: Any) -> FeedRun:
-    """Staff: apply a held run after all (its deactivations confirmed) by queueing it again."""
+    """Staff: apply a held run after all (its deactivations confirmed) by queueing it again.
+
+    Only the seller's latest file: an older one would undo what a newer file set."""
+    run = FeedRun.objects.get(pk=run_id)
+    newer = FeedRun.objects.filter(seller_id=run.seller_id, received_at__gt=run.received_at)
+    if newer.exists():
+        return run
     updated = (
         FeedRun.objects.filter(pk=run_id, status=FeedRun.Status.HELD)
         .exclude(file_path="")
         .update(status=FeedRun.Status.RECEIVED, error="", deactivation_confirmed_by=actor)
     )
-    run = FeedRun.objects.get(pk=run_id)
+    run.refresh_from_db()
     if updated:
         dispatch.feed_run_ingest_enqueue(run_id)
     return run

@@ -414,8 +414,10 @@ def run_confirm(request: HttpRequest, run_id: int) -> HttpResponse:
     run = feed_run_confirm(run_id=run.pk, actor=request.user)
     if run.status == FeedRun.Status.RECEIVED:
         messages.success(request, "The file is queued to be applied, deactivations included.")
-    else:
+    elif not run.file_path:
         messages.error(request, "This run's file is gone; run the feed again at the platform.")
+    else:
+        messages.error(request, "A newer file arrived since; only the latest can be applied.")
     return redirect("catalog:run", run_id=run.pk)
 
 

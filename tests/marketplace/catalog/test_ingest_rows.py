@@ -296,3 +296,19 @@ def test_a_zip_whose_end_record_understates_its_entries_is_refused(
 
     assert run.status == "failed"
     assert "directory is" in run.error
+
+
+def test_a_held_run_cannot_be_applied_once_a_newer_file_arrived(
+    received_run: MakeRun, seller: Seller, staff_user: object
+) -> None:
+    ingest(received_run, csv_bytes(product_row(n) for n in range(1, 11)))
+    held = ingest(received_run, csv_bytes([product_row(1)]))
+    assert held.status == FeedRun.Status.HELD
+    newer = ingest(received_run, csv_bytes(product_row(n) for n in range(1, 11)))
+    assert newer.status == "succeeded"
+
+    after = feed_run_confirm(run_id=held.pk, actor=staff_user)
+
+    assert after.status == FeedRun.Status.HELD
+    assert after.deactivation_confirmed_by is None
+    assert Listing.objects.filter(seller=seller, active=True).count() == 10
