@@ -4,7 +4,13 @@ The file is never read whole: the (decompressed) byte stream goes through a text
 into ``csv.reader``, one record at a time. ``feed_records`` raises ``FeedMalformed`` for
 a file that is unusable as a whole (not the configured compression, truncated, not
 UTF-8, not CSV, required columns missing); ``row_validate`` turns one record into the
-listing's values or a reason to reject that row alone.
+listing's values or a reason to reject that row alone (a refused character, by the
+intake API's rule in ``marketplace.text_rules``, rejects its row with line and field).
+
+The FEED_MAX_* limits are checked while reading, never after: decompressed bytes are
+counted as they are read, each line is refused past FEED_MAX_LINE_BYTES before csv holds
+it (csv reads a whole record before its width can be checked), and blank lines count
+toward FEED_MAX_ROWS. ``FeedTooLarge`` fails the run like any malformed file.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import csv
 import gzip
 import io
 import re
+import struct
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -22,7 +29,10 @@ from decimal import Decimal, InvalidOperation
 from typing import IO, TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from django.conf import settings
+
 from marketplace.catalog.mapping import LISTING_COLUMNS, REQUIRED_COLUMNS
+from marketplace.text_rules import first_refused
 
 if TYPE_CHECKING:
     from _csv import Reader  # what csv.reader returns
@@ -38,8 +48,8 @@ MAX_LENGTHS = {
     "image_link": 1000,
     "link": 1000,
 }
-# Feeds may be large; a single field of a sane product never is.
-csv.field_size_limit(1_000_000)
+# Free text that may hold lines (tab, line feed, carriage return); the rest may not.
+MULTILINE_FIELDS = frozenset({"description"})
 
 _PRICE = re.compile(r"^(-?\d{1,10})(?:\.(\d{1,2}))?(?:\s+[A-Za-z]{3})?$")
 
@@ -48,10 +58,90 @@ class FeedMalformed(Exception):
     """The file as a whole cannot be ingested; nothing of it is applied."""
 
 
+class FeedTooLarge(FeedMalformed):
+    """A limit was reached while reading (FEED_MAX_*): the run fails, nothing applied."""
+
+
 @dataclass(frozen=True, slots=True)
 class Record:
     line: int  # line number in the file where the record ends (the header is line 1)
     values: dict[str, str]
+    # Set for a row that cannot be used as it stands: its width is wrong.
+    width: int | None = None
+
+
+class _CountedBytes(io.RawIOBase):
+    """The decompressed bytes, refused past FEED_MAX_DECOMPRESSED_BYTES while reading."""
+
+    def __init__(self, inner: IO[bytes] | gzip.GzipFile, limit: int) -> None:
+        self.inner = inner
+        self.limit = limit
+        self.count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        data = self.inner.read(len(buffer))
+        self.count += len(data)
+        if self.count > self.limit:
+            raise FeedTooLarge(
+                f"the file is larger than {self.limit} bytes once decompressed "
+                "(FEED_MAX_DECOMPRESSED_BYTES)"
+            )
+        buffer[: len(data)] = data
+        return len(data)
+
+
+class _CappedLines:
+    """The text's lines for csv, each refused past FEED_MAX_LINE_BYTES before csv holds it,
+    and the record being read (a quoted field may span lines) likewise."""
+
+    def __init__(self, text: io.TextIOWrapper, limit: int) -> None:
+        self.text = text
+        self.limit = limit
+        self.record_chars = 0
+
+    def __iter__(self) -> _CappedLines:
+        return self
+
+    def __next__(self) -> str:
+        line = self.text.readline(self.limit + 1)
+        if not line:
+            raise StopIteration
+        self.record_chars += len(line)
+        if (
+            len(line) > self.limit
+            or self.record_chars > self.limit
+            or len(line.encode("utf-8", "surrogatepass")) > self.limit
+        ):
+            raise FeedTooLarge(
+                f"a line or record is longer than {self.limit} bytes (FEED_MAX_LINE_BYTES)"
+            )
+        return line
+
+
+def _zip_entries(raw: IO[bytes]) -> int:
+    """How many entries the archive's end record declares, read without its directory
+    (zipfile would read every entry of the central directory into memory first)."""
+    raw.seek(0, io.SEEK_END)
+    size = raw.tell()
+    tail_size = min(size, 22 + 65_535)
+    raw.seek(size - tail_size)
+    tail = raw.read(tail_size)
+    raw.seek(0)
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or len(tail) - at < 22:
+        raise FeedMalformed("the file is not a zip archive, as the feed is configured")
+    entries, directory_bytes = struct.unpack("<HI", tail[at + 10 : at + 16])
+    # The directory's size too: zipfile reads it by size, whatever the count claims. An
+    # entry takes 46 bytes and its name; a feed's names are short. (0xFFFF entries: a
+    # ZIP64 archive, whose count is elsewhere; more than any feed needs anyway.)
+    if directory_bytes > 1024 * max(entries, 1):
+        raise FeedTooLarge(
+            f"the zip archive's directory is {directory_bytes} bytes for {entries} entries"
+        )
+    return int(entries)
 
 
 def _open_bytes(raw: IO[bytes], compression: str) -> IO[bytes] | gzip.GzipFile:
@@ -61,6 +151,12 @@ def _open_bytes(raw: IO[bytes], compression: str) -> IO[bytes] | gzip.GzipFile:
         raw.seek(0)
         return gzip.GzipFile(fileobj=raw, mode="rb")
     if compression == "zip":
+        entries = _zip_entries(raw)
+        if entries > settings.FEED_ZIP_MAX_ENTRIES:
+            raise FeedTooLarge(
+                f"the zip archive has {entries} entries, more than "
+                f"{settings.FEED_ZIP_MAX_ENTRIES} (FEED_ZIP_MAX_ENTRIES)"
+            )
         try:
             archive = zipfile.ZipFile(raw)
         except zipfile.BadZipFile as exc:
@@ -76,12 +172,17 @@ def _open_bytes(raw: IO[bytes], compression: str) -> IO[bytes] | gzip.GzipFile:
 def feed_records(raw: IO[bytes], *, compression: str, delimiter: str) -> Iterator[Iterator[Record]]:
     """Yields an iterator of the file's records (header checked) with errors mapped."""
     try:
-        stream = _open_bytes(raw, compression)
-        text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="strict", newline="")
-        reader = csv.reader(
-            text, delimiter=DELIMITERS.get(delimiter, ","), quotechar='"', strict=True
+        stream = _CountedBytes(_open_bytes(raw, compression), settings.FEED_MAX_DECOMPRESSED_BYTES)
+        text = io.TextIOWrapper(
+            io.BufferedReader(stream), encoding="utf-8-sig", errors="strict", newline=""
         )
-        yield _records(reader)
+        lines = _CappedLines(text, settings.FEED_MAX_LINE_BYTES)
+        # Per field too (a process-wide setting of the csv module; this is its only reader).
+        csv.field_size_limit(settings.FEED_MAX_LINE_BYTES)
+        reader = csv.reader(
+            lines, delimiter=DELIMITERS.get(delimiter, ","), quotechar='"', strict=True
+        )
+        yield _records(reader, lines)
     except FeedMalformed:
         raise
     except (EOFError, gzip.BadGzipFile, zlib.error, zipfile.BadZipFile) as exc:
@@ -92,10 +193,17 @@ def feed_records(raw: IO[bytes], *, compression: str, delimiter: str) -> Iterato
         raise FeedMalformed(f"the file is not valid CSV: {exc}") from exc
 
 
-def _records(reader: Reader) -> Iterator[Record]:
+def _records(reader: Reader, lines: _CappedLines) -> Iterator[Record]:
+    max_fields = settings.FEED_MAX_FIELDS
+    max_rows = settings.FEED_MAX_ROWS
     header_row = next(reader, None)
+    lines.record_chars = 0
     if not header_row:
         raise FeedMalformed("the file is empty: no header row")
+    if len(header_row) > max_fields:
+        raise FeedTooLarge(
+            f"the header has {len(header_row)} fields, more than {max_fields} (FEED_MAX_FIELDS)"
+        )
     header = [name.strip().lower() for name in header_row]
     if len(set(header)) != len(header):
         raise FeedMalformed("the header names a column twice")
@@ -104,12 +212,26 @@ def _records(reader: Reader) -> Iterator[Record]:
         raise FeedMalformed("the header lacks required column(s) " + ", ".join(sorted(missing)))
     known = [(index, name) for index, name in enumerate(header) if name in LISTING_COLUMNS]
     width = len(header)
+    sku_index = header.index("sku")
+    read = 0
     for row in reader:
+        lines.record_chars = 0
+        # Blank lines count: a flood of newlines is refused as fast as a flood of rows.
+        read += 1
+        if read > max_rows:
+            raise FeedTooLarge(
+                f"the file has more than {max_rows} rows, blank lines included (FEED_MAX_ROWS)"
+            )
         if not row or (len(row) == 1 and not row[0].strip()):
             continue
         line = reader.line_num
+        if len(row) > max_fields:
+            raise FeedTooLarge(
+                f"line {line} has {len(row)} fields, more than {max_fields} (FEED_MAX_FIELDS)"
+            )
         if len(row) != width:
-            yield Record(line=line, values={"__width__": str(len(row))})
+            sku = row[sku_index] if sku_index < len(row) else ""
+            yield Record(line=line, values={"sku": sku}, width=len(row))
             continue
         yield Record(line=line, values={name: row[index] for index, name in known})
 
@@ -143,8 +265,15 @@ def _url(raw: str, label: str) -> str:
 def row_validate(record: Record) -> dict[str, object] | str:
     """The listing's values from one record, or why the row is rejected."""
     values = record.values
-    if "__width__" in values:
-        return f"the row has {values['__width__']} fields, not as many as the header"
+    if record.width is not None:
+        return f"line {record.line}: the row has {record.width} fields, not as many as the header"
+    for name, value in values.items():
+        refused = first_refused(value, allow_lines=name in MULTILINE_FIELDS)
+        if refused is not None:
+            return (
+                f"line {record.line}, field {name}: character U+{ord(refused):04X} is refused "
+                "(control, format or separator character)"
+            )
     sku = values.get("sku", "").strip()
     if not sku:
         return "sku is missing"

@@ -4,7 +4,10 @@ One transaction per run: rows are validated one by one (a bad row is rejected wi
 line and reason, never half-applied), valid rows are upserted in batches
 (``INSERT … ON CONFLICT (seller, sku) DO UPDATE``), and a full feed then deactivates the
 seller's listings it did not carry. A file malformed as a whole raises out of the
-transaction, so it changes nothing; the run is marked failed with the reason.
+transaction, so it changes nothing; the run is marked failed with the reason. So does a
+full feed that would deactivate more than FEED_MAX_DEACTIVATE_SHARE of the catalog: the
+run is held until staff confirm it (``feed_run_confirm``). Duplicates are decided by the
+file alone: the first valid row of a SKU wins.
 
 Memory stays flat whatever the file's size: one batch of rows and a bounded list of
 rejections are all that is held.
@@ -17,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
 from django.core.files.storage import storages
 from django.db import transaction
 from django.db.models import F
@@ -25,12 +29,13 @@ from django.utils import timezone
 from marketplace.catalog import dispatch
 from marketplace.catalog.feed_parser import FeedMalformed, Record, feed_records, row_validate
 from marketplace.catalog.mapping import LISTING_COLUMNS
-from marketplace.catalog.models import FeedRun, Listing
+from marketplace.catalog.models import FeedRun, Listing, RejectedSku
 from marketplace.catalog.rejected import (
     rejected_skus_clear,
     rejected_skus_keep,
     rejected_skus_prune,
 )
+from marketplace.text_rules import first_refused
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +89,14 @@ def feed_run_ingest(*, run_id: int) -> FeedRun | None:
                 compression=run.compression,
                 delimiter=run.delimiter,
                 full_feed=run.full_feed,
+                max_deactivate_share=(
+                    None
+                    if run.deactivation_confirmed_by_id is not None
+                    else settings.FEED_MAX_DEACTIVATE_SHARE
+                ),
             )
+    except DeactivationHeld as exc:
+        return _finish(run, started, status=FeedRun.Status.HELD, error=str(exc), counts=exc.counts)
     except NoValidRows as exc:
         return _finish(
             run, started, status=FeedRun.Status.FAILED, error=str(exc), counts=exc.counts
@@ -129,6 +141,15 @@ class NoValidRows(FeedMalformed):
         self.counts = counts
 
 
+class DeactivationHeld(FeedMalformed):
+    """A full feed would deactivate too much of the catalog: held (nothing applied) until
+    staff confirm it (``feed_run_confirm``)."""
+
+    def __init__(self, message: str, counts: IngestCounts) -> None:
+        super().__init__(message)
+        self.counts = counts
+
+
 def feed_stream_apply(
     raw: Any,
     *,
@@ -137,9 +158,17 @@ def feed_stream_apply(
     compression: str,
     delimiter: str,
     full_feed: bool,
+    max_deactivate_share: float | None = None,
 ) -> IngestCounts:
-    """Parse, validate and upsert a feed stream (call inside a transaction)."""
+    """Parse, validate and upsert a feed stream (call inside a transaction).
+
+    The outcome depends on the file alone, never on what existed before: the first valid
+    row of a SKU wins, later rows of that SKU are rejected as duplicates, and a rejected
+    row leaves its listing as it was (not updated, not deactivated by a full feed)."""
     counts = IngestCounts()
+    active_before = (
+        Listing.objects.filter(seller_id=seller_id, active=True).count() if full_feed else 0
+    )
     batch: list[tuple[Record, dict[str, Any]]] = []
     # Every rejected SKU with its reason, for the listing-status file (flushed by batch).
     rejected: dict[str, str] = {}
@@ -148,22 +177,24 @@ def feed_stream_apply(
             counts.rows += 1
             values = row_validate(record)
             if isinstance(values, str):
-                counts.reject(record.line, record.values.get("sku", "").strip(), values)
-                _keep_rejected(seller_id, run_id, record.values.get("sku", "").strip())
-                if sku := record.values.get("sku", "").strip():
+                sku = record.values.get("sku", "").strip()
+                if first_refused(sku) is not None:
+                    sku = ""  # never stored: Postgres refuses a NUL even in JSON
+                counts.reject(record.line, sku, values)
+                if sku:
                     rejected[sku] = values
                 if len(rejected) >= BATCH_SIZE:
-                    rejected_skus_keep(seller_id=seller_id, run_id=run_id, reasons=rejected)
+                    _keep_rejected(seller_id, run_id, rejected)
                     rejected = {}
                 continue
             batch.append((record, values))
             if len(batch) >= BATCH_SIZE:
                 # Rejections first: a SKU rejected then accepted in one window ends accepted.
-                rejected_skus_keep(seller_id=seller_id, run_id=run_id, reasons=rejected)
+                _keep_rejected(seller_id, run_id, rejected)
                 rejected = {}
                 _apply_batch(batch, seller_id=seller_id, run_id=run_id, counts=counts)
                 batch = []
-    rejected_skus_keep(seller_id=seller_id, run_id=run_id, reasons=rejected)
+    _keep_rejected(seller_id, run_id, rejected)
     if batch:
         _apply_batch(batch, seller_id=seller_id, run_id=run_id, counts=counts)
     if counts.created + counts.updated + counts.unchanged == 0:
@@ -176,21 +207,43 @@ def feed_stream_apply(
         )
     if full_feed:
         rejected_skus_prune(seller_id=seller_id, run_id=run_id)
-        counts.deactivated = (
+        # A rejected row leaves its listing as it was: not deactivated as "missing" either
+        # (the row is in the feed; its data is wrong).
+        missing = (
             Listing.objects.filter(seller_id=seller_id, active=True)
             .exclude(last_run_id=run_id)
-            .update(active=False, updated_at=timezone.now())
+            .exclude(
+                sku__in=RejectedSku.objects.filter(seller_id=seller_id, run_id=run_id).values("sku")
+            )
         )
+        if max_deactivate_share is not None and active_before:
+            would = missing.count()
+            if would > max_deactivate_share * active_before:
+                raise DeactivationHeld(
+                    f"held: would deactivate {would} of {active_before} active listings "
+                    f"({100 * would / active_before:.0f} %); nothing was applied until staff "
+                    "confirm it",
+                    counts,
+                )
+        counts.deactivated = missing.update(active=False, updated_at=timezone.now())
     return counts
 
 
-def _keep_rejected(seller_id: int, run_id: int, sku: str) -> None:
-    # A rejected row leaves its listing as it was: not updated, and not deactivated as
-    # "missing" by a full feed either (the row is in the feed; its data is wrong).
-    if sku:
-        Listing.objects.filter(seller_id=seller_id, sku=sku).exclude(last_run_id=run_id).update(
-            last_run_id=run_id
-        )
+def _keep_rejected(seller_id: int, run_id: int, reasons: dict[str, str]) -> None:
+    """Record the rejected SKUs but those a valid row of this run already listed (the first
+    valid row of a SKU wins; a later bad row of it is only counted)."""
+    if not reasons:
+        return
+    accepted = set(
+        Listing.objects.filter(
+            seller_id=seller_id, last_run_id=run_id, sku__in=list(reasons)
+        ).values_list("sku", flat=True)
+    )
+    rejected_skus_keep(
+        seller_id=seller_id,
+        run_id=run_id,
+        reasons={sku: reason for sku, reason in reasons.items() if sku not in accepted},
+    )
 
 
 def _apply_batch(
@@ -243,6 +296,25 @@ def _apply_batch(
             update_fields=list(UPDATE_FIELDS),
         )
         rejected_skus_clear(seller_id=seller_id, skus=(listing.sku for listing in listings))
+
+
+def feed_run_confirm(*, run_id: int, actor: Any) -> FeedRun:
+    """Staff: apply a held run after all (its deactivations confirmed) by queueing it again.
+
+    Only the seller's latest file: an older one would undo what a newer file set."""
+    run = FeedRun.objects.get(pk=run_id)
+    newer = FeedRun.objects.filter(seller_id=run.seller_id, received_at__gt=run.received_at)
+    if newer.exists():
+        return run
+    updated = (
+        FeedRun.objects.filter(pk=run_id, status=FeedRun.Status.HELD)
+        .exclude(file_path="")
+        .update(status=FeedRun.Status.RECEIVED, error="", deactivation_confirmed_by=actor)
+    )
+    run.refresh_from_db()
+    if updated:
+        dispatch.feed_run_ingest_enqueue(run_id)
+    return run
 
 
 def feed_run_retry(*, run_id: int, actor: Any) -> FeedRun:

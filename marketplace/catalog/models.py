@@ -160,6 +160,9 @@ class FeedRun(models.Model):
         INGESTING = "ingesting", "Ingesting"
         SUCCEEDED = "succeeded", "Succeeded"
         FAILED = "failed", "Failed"
+        # A full feed that would deactivate more than FEED_MAX_DEACTIVATE_SHARE of the
+        # catalog: nothing applied until staff confirm it.
+        HELD = "held", "Held"
 
     seller = models.ForeignKey("sellers.Seller", on_delete=models.CASCADE, related_name="feed_runs")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.RECEIVED)
@@ -184,6 +187,10 @@ class FeedRun(models.Model):
     rejections = models.JSONField(default=list, blank=True)
     error = models.CharField(max_length=500, blank=True)
     retried_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Who confirmed a held run's deactivations: it is then applied without the hold.
+    deactivation_confirmed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
 

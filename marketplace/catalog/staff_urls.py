@@ -40,5 +40,6 @@ urlpatterns = [
     ),
     path("runs/<int:run_id>/", views.run_detail, name="run"),
     path("runs/<int:run_id>/retry/", views.run_retry, name="run_retry"),
+    path("runs/<int:run_id>/confirm/", views.run_confirm, name="run_confirm"),
     path("listings/<int:listing_id>/", views.listing_detail, name="listing"),
 ]

@@ -24,7 +24,7 @@ from marketplace.catalog.forms import (
     ScheduleChangeForm,
     SignInForm,
 )
-from marketplace.catalog.ingest import feed_run_retry
+from marketplace.catalog.ingest import feed_run_confirm, feed_run_retry
 from marketplace.catalog.mapping import mapping_from_json
 from marketplace.catalog.models import FeedRun
 from marketplace.catalog.seller_actions import (
@@ -390,6 +390,34 @@ def run_retry(request: HttpRequest, run_id: int) -> HttpResponse:
         )
     else:
         messages.error(request, "Only a failed run can be retried.")
+    return redirect("catalog:run", run_id=run.pk)
+
+
+@require_POST
+@staff_required
+def run_confirm(request: HttpRequest, run_id: int) -> HttpResponse:
+    """A held full feed (it would deactivate much of the catalog): apply it after all."""
+    run = get_object_or_404(FeedRun.objects.select_related("seller"), pk=run_id)
+    if run.status != FeedRun.Status.HELD:
+        messages.error(request, "Only a held run can be applied.")
+        return redirect("catalog:run", run_id=run.pk)
+    if not confirmed(request):
+        return confirm_page(
+            request,
+            run.seller,
+            title="Apply this feed file",
+            question=f"{run.error[:1].upper()}{run.error[1:]}. Apply it anyway, deactivating "
+            "those listings?",
+            button="Apply and deactivate",
+            danger=True,
+        )
+    run = feed_run_confirm(run_id=run.pk, actor=request.user)
+    if run.status == FeedRun.Status.RECEIVED:
+        messages.success(request, "The file is queued to be applied, deactivations included.")
+    elif not run.file_path:
+        messages.error(request, "This run's file is gone; run the feed again at the platform.")
+    else:
+        messages.error(request, "A newer file arrived since; only the latest can be applied.")
     return redirect("catalog:run", run_id=run.pk)
 
 

@@ -15,7 +15,6 @@ descriptions name them.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -33,16 +32,13 @@ from pydantic import (
 )
 from pydantic.fields import FieldInfo
 
+from marketplace.text_rules import REFUSED_BMP, REFUSED_RULE, char_refused
+
 CENT = Decimal("0.01")
 
 # Character classes written so that Python's ``re`` and ECMA-262 (the OpenAPI
 # document's regex dialect) read them alike: no ``\s``/``\w``, whose meanings differ.
-# Refused everywhere: control characters (Unicode Cc: a NUL makes Postgres refuse the
-# row, the others corrupt logs, CSV exports and the platform's copy), format characters
-# (Cf: zero-width spaces and joiners make a name that looks blank or like another one;
-# bidi overrides such as U+202E show a SKU reversed) and the line and paragraph
-# separators (Zl U+2028, Zp U+2029: line breaks to some readers, not to others).
-_REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
+# Refused everywhere: the one character rule (marketplace/text_rules.py).
 
 
 def _ranges(codepoints: list[int]) -> str:
@@ -61,11 +57,7 @@ def _ranges(codepoints: list[int]) -> str:
     return "".join(parts)
 
 
-_REFUSED = [
-    codepoint
-    for codepoint in range(0x10000)
-    if unicodedata.category(chr(codepoint)) in _REFUSED_CATEGORIES
-]
+_REFUSED = REFUSED_BMP
 # The pattern (and so the document) lists the refused characters of the Basic
 # Multilingual Plane; the few format characters above it (U+110BD, U+E0001, tags
 # U+E0020-E007F, ...) are refused by the validator too (``_no_refused_astral``), as the
@@ -75,10 +67,6 @@ CONTROL = _ranges(_REFUSED)
 CONTROL_BUT_LINES = _ranges([c for c in _REFUSED if c not in (0x09, 0x0A, 0x0D)])
 # Unicode White_Space outside the refused characters: a value of only these is blank.
 BLANK = r" \xa0\u1680\u2000-\u200a\u202f\u205f\u3000"
-REFUSED_RULE = (
-    "No control (Unicode Cc), format (Cf, e.g. zero-width or bidi characters) or line/"
-    "paragraph separator (Zl, Zp) characters."
-)
 
 TEXT_PATTERN = rf"[^{CONTROL}]*"
 REQUIRED_TEXT_PATTERN = rf"[^{CONTROL}]*[^{CONTROL}{BLANK}][^{CONTROL}]*"
@@ -134,9 +122,7 @@ MONEY_MESSAGE = 'must be a decimal string with at most 2 decimals, e.g. "12.50"'
 
 def _refused_astral(value: str) -> bool:
     """A refused character above U+FFFF (the patterns list only the BMP's)."""
-    return any(
-        ord(char) > 0xFFFF and unicodedata.category(char) in _REFUSED_CATEGORIES for char in value
-    )
+    return any(ord(char) > 0xFFFF and char_refused(char) for char in value)
 
 
 def _matcher(pattern: str, message: str) -> Callable[[str], str]:

@@ -89,3 +89,18 @@ DASHBOARD_ACTIVITY_MAX_AGE = 60
 FEED_FILE_RETENTION_DAYS = env.int("FEED_FILE_RETENTION_DAYS", default=14)
 if FEED_FILE_RETENTION_DAYS < 1:
     raise ImproperlyConfigured("FEED_FILE_RETENTION_DAYS must be at least 1")
+
+# --- Catalog feed files: limits checked while reading (issue 22) ------------------------
+# Each fails the run at once with its reason and changes nothing. Bytes after
+# decompression; rows read, blank lines included (a flood of newlines is a flood of
+# rows); fields in the header or any row; characters (and UTF-8 bytes) in one line or
+# one record, checked before csv holds it whole; entries in a zip archive (only the first
+# file is read; the count comes from the archive's end record, before its directory).
+FEED_MAX_DECOMPRESSED_BYTES = 2 * 1024 * 1024 * 1024
+FEED_MAX_ROWS = 2_000_000
+FEED_MAX_FIELDS = 200
+FEED_MAX_LINE_BYTES = 1024 * 1024
+FEED_ZIP_MAX_ENTRIES = 4
+# A full feed that would deactivate more than this share of the seller's active listings
+# is held (nothing applied) until staff confirm it.
+FEED_MAX_DEACTIVATE_SHARE = 0.5

@@ -130,3 +130,32 @@ def test_the_overview_warns_staff_when_the_api_access_needs_sign_in(staff_user: 
     page = page_text(signed_in(staff_user).get("/dashboard/"))
 
     assert "Platform API access needs sign-in" in page
+
+
+def test_staff_apply_a_held_run_after_a_confirmation_and_sellers_cannot(
+    seller: Seller, staff_user: Any
+) -> None:
+    run = FeedRun.objects.create(
+        seller=seller,
+        file_path="x.csv",
+        status="held",
+        error="held: would deactivate 8 of 10 active listings (80 %); nothing was applied "
+        "until staff confirm it",
+    )
+    staff = signed_in(staff_user)
+    page = page_text(staff.get(f"/dashboard/catalog/runs/{run.pk}/"))
+    assert "would deactivate 8 of 10 active listings (80 %)" in page
+    assert 'id="confirm-run"' in page
+    url = f"/dashboard/catalog/runs/{run.pk}/confirm/"
+    assert signed_in(seller.user).post(url, {"confirmed": "yes"}).status_code == 403
+
+    asked = page_text(staff.post(url))
+    run.refresh_from_db()
+    assert run.status == "held"  # asked first
+    assert "Held: would deactivate 8 of 10" in asked
+
+    staff.post(url, {"confirmed": "yes"})
+
+    run.refresh_from_db()
+    assert run.status in {"received", "failed"}  # queued (the broker runs it later)
+    assert run.deactivation_confirmed_by == staff_user
