@@ -22,7 +22,8 @@ RUN DJANGO_ENV=production SECRET_KEY=build-time-placeholder-not-used-at-run-time
     TOKEN_ENCRYPTION_KEYS=YnVpbGQtdGltZS1vbmx5LW5vdC1hLXNlY3JldC1rZXk= \
     python manage.py collectstatic --noinput -v 0
 
-RUN useradd --create-home app && mkdir -p /app/var && chown -R app /app/var
+# var/feeds exists in the image so compose's named volume there starts owned by app.
+RUN useradd --create-home app && mkdir -p /app/var/feeds && chown -R app /app/var
 USER app
 
 EXPOSE 8000

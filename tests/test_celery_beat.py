@@ -39,3 +39,48 @@ def test_beat_starts_with_redis_and_no_data_folder_yet(tmp_path: Path) -> None:
     finally:
         beat.terminate()
         beat.wait(timeout=20)
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "marketplace.catalog.tasks.feed_run_ingest_task",
+        "marketplace.catalog.tasks.feed_run_sweep_task",
+        "marketplace.catalog.tasks.feed_status_sweep_task",
+        "marketplace.catalog.tasks.provisioned_cleanup_sweep_task",
+        "marketplace.catalog.tasks.feed_files_prune_task",
+    ],
+)
+def test_catalog_tasks_and_sweeps_route_to_the_catalog_queue(task: str) -> None:
+    from marketplace.celery import app
+
+    assert app.amqp.router.route({}, task)["queue"].name == "catalog"
+
+
+@pytest.mark.parametrize(
+    ("task", "queue"),
+    [
+        ("marketplace.orders.tasks.order_push_task", "push"),
+        ("sellers.tasks.connection_refresh_task", "tokens"),
+        ("marketplace.orders.tasks.order_sync_sweep_task", "celery"),
+    ],
+)
+def test_other_work_stays_off_the_catalog_queue(task: str, queue: str) -> None:
+    from marketplace.celery import app
+
+    assert app.amqp.router.route({}, task)["queue"].name == queue
+
+
+def test_every_catalog_beat_job_lands_on_the_catalog_queue() -> None:
+    from django.conf import settings
+
+    from marketplace.celery import app
+
+    catalog = [
+        job["task"]
+        for job in settings.CELERY_BEAT_SCHEDULE.values()
+        if job["task"].startswith("marketplace.catalog.")
+    ]
+    assert catalog
+    for task in catalog:
+        assert app.amqp.router.route({}, task)["queue"].name == "catalog"

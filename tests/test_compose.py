@@ -15,7 +15,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
-APP_SERVICES = ("web", "worker", "beat", "sandbox")
+APP_SERVICES = ("web", "worker", "catalog-worker", "beat", "sandbox")
 # Variables the sandbox process reads (it is a separate program with its own settings).
 SANDBOX_ENV_VARS = {"SANDBOX_DATABASE_URL", "SANDBOX_PORT"}
 
@@ -145,3 +145,33 @@ def test_the_image_collects_static_files_for_production_and_leaves_secrets_out()
     assert "EMAIL_URL=smtp://" in collect
     ignored = (ROOT / ".dockerignore").read_text().split()
     assert ".env" in ignored
+
+
+def _option(words: list[str], name: str) -> str:
+    return words[words.index(name) + 1]
+
+
+def test_catalog_work_has_its_own_worker_and_the_main_worker_leaves_it() -> None:
+    # A big or poisonous feed file must never starve pushes or token refreshes.
+    main = _command(COMPOSE["services"]["worker"])
+    catalog = _command(COMPOSE["services"]["catalog-worker"])
+    main_queues = set(_option(main, "-Q").split(","))
+    assert _option(catalog, "-Q") == "catalog"
+    assert "catalog" not in main_queues
+    # Every other queue the settings declare is consumed by the main worker.
+    declared = {queue.name for queue in settings.CELERY_TASK_QUEUES}
+    assert main_queues == declared - {"catalog"}
+    assert int(_option(catalog, "--max-memory-per-child")) <= 1_000_000
+    # Both the web (which stores delivered files) and the catalog worker see the files.
+    for name in ("web", "catalog-worker"):
+        assert "feeds:/app/var/feeds" in COMPOSE["services"][name]["volumes"]
+
+
+def test_the_procfile_worker_consumes_every_queue_the_catalog_included() -> None:
+    # `make run` has one worker: without -Q, Celery consumes every declared queue.
+    worker = next(
+        line for line in (ROOT / "Procfile").read_text().splitlines() if line.startswith("worker:")
+    )
+    assert " -Q " not in worker
+    assert "--queues" not in worker
+    assert "catalog" in {queue.name for queue in settings.CELERY_TASK_QUEUES}

@@ -99,10 +99,15 @@ def feed_run_ingest(*, run_id: int) -> FeedRun | None:
         return _finish(run, started, status=FeedRun.Status.HELD, error=str(exc), counts=exc.counts)
     except NoValidRows as exc:
         return _finish(
-            run, started, status=FeedRun.Status.FAILED, error=str(exc), counts=exc.counts
+            run,
+            started,
+            status=FeedRun.Status.FAILED,
+            error=str(exc),
+            counts=exc.counts,
+            malformed=True,
         )
     except FeedMalformed as exc:
-        return _finish(run, started, status=FeedRun.Status.FAILED, error=str(exc))
+        return _finish(run, started, status=FeedRun.Status.FAILED, error=str(exc), malformed=True)
     except FileNotFoundError:
         return _finish(run, started, status=FeedRun.Status.FAILED, error="the file is gone")
     except Exception as exc:
@@ -120,10 +125,12 @@ def _finish(
     status: str,
     error: str = "",
     counts: IngestCounts | None = None,
+    malformed: bool = False,
 ) -> FeedRun:
     counts = counts or IngestCounts()
     run.status = status
     run.error = error[:500]
+    run.malformed = malformed
     run.finished_at = timezone.now()
     run.duration_ms = int((time.monotonic() - started) * 1000)
     for name in ("rows", "created", "updated", "unchanged", "deactivated", "rejected"):
@@ -318,12 +325,19 @@ def feed_run_confirm(*, run_id: int, actor: Any) -> FeedRun:
 
 
 def feed_run_retry(*, run_id: int, actor: Any) -> FeedRun:
-    """Staff: put a failed run back to received (its file is kept) and queue it."""
+    """Staff: put a failed run back to received (its file is kept) and queue it, with its
+    count of attempts back to zero (a run failed for good after its worker died)."""
     # A run whose file was pruned (FEED_FILE_RETENTION_DAYS) cannot be read again.
     updated = (
         FeedRun.objects.filter(pk=run_id, status=FeedRun.Status.FAILED)
         .exclude(file_path="")
-        .update(status=FeedRun.Status.RECEIVED, error="", retried_by=actor)
+        .update(
+            status=FeedRun.Status.RECEIVED,
+            error="",
+            malformed=False,
+            attempts=0,
+            retried_by=actor,
+        )
     )
     run = FeedRun.objects.get(pk=run_id)
     if updated:

@@ -186,6 +186,9 @@ class FeedRun(models.Model):
     # [{"line", "sku", "reason"}, ...], the first REJECTIONS_KEPT of them.
     rejections = models.JSONField(default=list, blank=True)
     error = models.CharField(max_length=500, blank=True)
+    # Failed because the file itself is malformed: its file is kept only
+    # FEED_FAILED_FILE_RETENTION_HOURS (retention.py), not a good file's days.
+    malformed = models.BooleanField(default=False)
     retried_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

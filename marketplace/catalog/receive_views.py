@@ -1,7 +1,15 @@
 """The endpoint the platform delivers feed files to: ``PUT /catalog/feeds/<key>/<file>``
 or ``PUT /catalog/feeds/<key>/`` (the folder given as ``host``; the documents do not say
 which one a platform uses), with HTTP Basic (the seller's feed credentials). 201 when
-stored and queued."""
+stored and queued.
+
+Refused before anything is stored (a JSON body naming the reason, never the body's bytes):
+401 bad credentials; 411 no valid Content-Length (a chunked body: Django's WSGI request
+reads a body without Content-Length as empty, so it is refused rather than stored empty);
+413 over ``FEED_MAX_BYTES``; 400 an empty body or one shorter than announced; 415 first
+bytes that do not match the feed's compression (or binary bytes in a plain feed); 429
+(with Retry-After) over ``FEED_SELLER_MAX_DELIVERIES_PER_HOUR``; 507 when the seller's
+kept files would exceed ``FEED_SELLER_MAX_STORED_BYTES``."""
 
 from __future__ import annotations
 
@@ -14,8 +22,7 @@ from django.views.decorators.debug import sensitive_variables
 from django.views.decorators.http import require_http_methods
 
 from marketplace.catalog.receiving import (
-    FEED_MAX_BYTES,
-    FeedTooLarge,
+    FeedRefused,
     FeedUnauthorized,
     feed_file_receive,
     feed_source_authenticate,
@@ -46,9 +53,13 @@ def basic_credentials(request: HttpRequest) -> tuple[str, str] | None:
     return (username, password) if sep else None
 
 
+def _fail(message: str, status: int) -> HttpResponse:
+    return JsonResponse({"status": "fail", "message": message}, status=status)
+
+
 def _receive(request: HttpRequest, feed_key: str, file_name: str) -> HttpResponse:
     """The delivery itself, whichever URL it came to: Basic auth against the feed's
-    credentials, the size limit, then the file stored and queued (201)."""
+    credentials, the door's checks, then the file stored and queued (201)."""
     credentials = basic_credentials(request)
     if credentials is None:
         return _unauthorized()
@@ -58,13 +69,21 @@ def _receive(request: HttpRequest, feed_key: str, file_name: str) -> HttpRespons
         )
     except FeedUnauthorized:
         return _unauthorized()
-    declared = request.headers.get("Content-Length", "")
-    if declared.isdigit() and int(declared) > FEED_MAX_BYTES:
-        return JsonResponse({"status": "fail", "message": "file too large"}, status=413)
+    declared = request.headers.get("Content-Length", "").strip()
+    if not declared.isdigit() or "chunked" in request.headers.get("Transfer-Encoding", "").lower():
+        return _fail("a Content-Length is required (chunked bodies are not accepted)", 411)
     try:
-        run = feed_file_receive(source=source, stream=request, file_name=file_name or "feed")
-    except FeedTooLarge as exc:
-        return JsonResponse({"status": "fail", "message": str(exc)}, status=413)
+        run = feed_file_receive(
+            source=source,
+            stream=request,
+            file_name=file_name or "feed",
+            declared_bytes=int(declared),
+        )
+    except FeedRefused as exc:
+        response = _fail(str(exc), exc.status)
+        if exc.retry_after is not None:
+            response["Retry-After"] = str(exc.retry_after)
+        return response
     return JsonResponse({"status": "success", "run_id": run.pk}, status=201)
 
 

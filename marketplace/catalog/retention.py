@@ -1,7 +1,9 @@
 """Received feed files are kept for a while after their run ended, then deleted.
 
 A file is what a failed run is retried from, and what staff look at when a seller asks
-why a product changed, so it is kept ``FEED_FILE_RETENTION_DAYS`` after it arrived.
+why a product changed, so it is kept ``FEED_FILE_RETENTION_DAYS`` after it arrived. A
+file whose run failed as malformed (not a CSV, broken compression, no valid row) is of
+little use beyond a look by staff: it goes after ``FEED_FAILED_FILE_RETENTION_HOURS``.
 The run's row stays (its counts and rejections are the history); only the file goes,
 and ``file_path`` is emptied so the page and the retry say so.
 """
@@ -12,6 +14,7 @@ import logging
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db.models import Q
 from django.utils import timezone
 
 from marketplace.catalog.ingest import feed_storage
@@ -23,15 +26,26 @@ ENDED = (FeedRun.Status.SUCCEEDED, FeedRun.Status.FAILED)
 
 
 def feed_files_prune(*, now: datetime | None = None, batch_size: int = 500) -> int:
-    """Delete the files of ended runs older than the retention; returns how many."""
-    cutoff = (now or timezone.now()) - timedelta(days=settings.FEED_FILE_RETENTION_DAYS)
+    """Delete the files of ended runs older than the retention, and of runs failed as
+    malformed older than their far shorter one; returns how many."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(days=settings.FEED_FILE_RETENTION_DAYS)
+    malformed_cutoff = now - timedelta(hours=settings.FEED_FAILED_FILE_RETENTION_HOURS)
+    return _prune(
+        Q(received_at__lt=cutoff, status__in=ENDED)
+        | Q(received_at__lt=malformed_cutoff, status=FeedRun.Status.FAILED, malformed=True),
+        batch_size=batch_size,
+    )
+
+
+def _prune(which: Q, *, batch_size: int) -> int:
     storage = feed_storage()
     pruned = 0
     while True:
         # The partial index feedrun_file_kept holds only runs that still have a file,
         # so each pass reads what is left to prune, never the whole history.
         runs = list(
-            FeedRun.objects.filter(received_at__lt=cutoff, status__in=ENDED)
+            FeedRun.objects.filter(which)
             .exclude(file_path="")
             .order_by("received_at")
             .values_list("id", "file_path")[:batch_size]

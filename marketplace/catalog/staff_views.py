@@ -383,10 +383,15 @@ def run_retry(request: HttpRequest, run_id: int) -> HttpResponse:
     if run.status == FeedRun.Status.RECEIVED:
         messages.success(request, "The file is queued for ingestion again.")
     elif not run.file_path:
+        kept = (
+            f"{settings.FEED_FAILED_FILE_RETENTION_HOURS} hours (a malformed file)"
+            if run.malformed
+            else f"{settings.FEED_FILE_RETENTION_DAYS} days"
+        )
         messages.error(
             request,
-            f"This run's file was deleted {settings.FEED_FILE_RETENTION_DAYS} days after it "
-            "arrived; run the feed again at the platform instead.",
+            f"This run's file was deleted {kept} after it arrived; run the feed again at "
+            "the platform instead.",
         )
     else:
         messages.error(request, "Only a failed run can be retried.")

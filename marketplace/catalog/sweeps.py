@@ -1,5 +1,6 @@
 """What beat runs for the catalog. Runs whose ingestion wake-up was lost, or whose worker
-died mid-way, are queued again: the database, not the broker, says what is pending. And
+died mid-way, are queued again (a run whose worker died FEED_INGEST_MAX_ATTEMPTS times
+fails for good): the database, not the broker, says what is pending. And
 every provisioned platform object (the feeds' exports, the listing-status imports) gets
 its status refreshed, and the ones failed set-ups left behind deleted."""
 
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.conf import settings
 from django.utils import timezone
 
 from marketplace.catalog import dispatch, feeds, imports, provisioned
@@ -20,9 +22,18 @@ INGESTING_LEASE = timedelta(minutes=35)
 
 def feed_run_sweep() -> int:
     now = timezone.now()
-    FeedRun.objects.filter(
+    lost = FeedRun.objects.filter(
         status=FeedRun.Status.INGESTING, started_at__lt=now - INGESTING_LEASE
-    ).update(status=FeedRun.Status.RECEIVED)
+    )
+    # Each start counts an attempt (ingest.feed_run_claim): a file whose worker died that
+    # many times is a poison file (it kills or hangs its worker); staff may retry it.
+    max_attempts = settings.FEED_INGEST_MAX_ATTEMPTS
+    lost.filter(attempts__gte=max_attempts).update(
+        status=FeedRun.Status.FAILED,
+        finished_at=now,
+        error=f"the worker stopped while ingesting this file {max_attempts} times",
+    )
+    lost.filter(attempts__lt=max_attempts).update(status=FeedRun.Status.RECEIVED)
     due = list(
         FeedRun.objects.filter(
             status=FeedRun.Status.RECEIVED, received_at__lt=now - RECEIVED_GRACE

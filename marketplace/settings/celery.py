@@ -62,8 +62,8 @@ CELERY_TASK_SOFT_TIME_LIMIT = 120
 CELERY_TASK_TIME_LIMIT = 180
 CELERY_TIMEZONE = "UTC"
 # One queue per job type, so a backlog of slow pulls never delays pushes or token
-# refreshes. A worker consumes all of them unless started with -Q (production can run
-# dedicated workers per queue); sweepers stay on the default queue.
+# refreshes. A worker consumes all of them unless started with -Q (production runs
+# dedicated workers per queue); sweepers stay on the default queue, but the catalog's.
 CELERY_TASK_QUEUES = tuple(
     Queue(name, Exchange(name, type="direct"), routing_key=name)
     for name in ("celery", "push", "pull", "tokens", "catalog")
@@ -74,8 +74,11 @@ CELERY_TASK_ROUTES = {
     "marketplace.orders.tasks.orders_push_drain_task": {"queue": "push"},
     "marketplace.orders.tasks.seller_pull_task": {"queue": "pull"},
     "sellers.tasks.connection_refresh_task": {"queue": "tokens"},
-    # A 100 000-row feed takes a while: its own queue, so it never delays pushes.
-    "marketplace.catalog.tasks.feed_run_ingest_task": {"queue": "catalog"},
+    # Catalog work (a 100 000-row feed's ingestion, the catalog's sweeps): its own queue,
+    # so a big or poisonous feed never delays pushes or token refreshes. Production runs
+    # a separate worker for it (docker-compose.yml's catalog-worker); `make run`'s worker
+    # has no -Q, so it consumes every queue above, this one included.
+    "marketplace.catalog.tasks.*": {"queue": "catalog"},
 }
 # beat opens its schedule file at start whatever the broker: its folder must exist
 # (TRAPS.md; ``marketplace.folders`` makes it).

@@ -1,8 +1,8 @@
 """The numbers that set the pace of the sync, each with why it has its value.
 
-Tests shrink several of them with settings overrides; three can be set from the
-environment (``PUSH_SEND_CONCURRENCY``, ``PULL_INTERVAL_SECONDS``,
-``FEED_FILE_RETENTION_DAYS``).
+Tests shrink several of them with settings overrides; some can be set from the
+environment (``PUSH_SEND_CONCURRENCY``, ``PULL_INTERVAL_SECONDS`` and the ``FEED_*``
+limits of the catalog feeds).
 """
 
 from __future__ import annotations
@@ -104,3 +104,30 @@ FEED_ZIP_MAX_ENTRIES = 4
 # A full feed that would deactivate more than this share of the seller's active listings
 # is held (nothing applied) until staff confirm it.
 FEED_MAX_DEACTIVATE_SHARE = 0.5
+
+# Hours the file of a run that failed as malformed (not a CSV, bad compression, no valid
+# row) is kept: long enough for staff to look at it, far less than a good file's days.
+FEED_FAILED_FILE_RETENTION_HOURS = env.int("FEED_FAILED_FILE_RETENTION_HOURS", default=24)
+if FEED_FAILED_FILE_RETENTION_HOURS < 1:
+    raise ImproperlyConfigured("FEED_FAILED_FILE_RETENTION_HOURS must be at least 1")
+
+# --- Catalog feeds: the door (receive_views.py) -----------------------------------------
+# Bytes one delivered file may have (checked against Content-Length, then while reading).
+# A feed of 100 000 products is ~30 MB as plain CSV: 2 GiB is far above any real one.
+FEED_MAX_BYTES = env.int("FEED_MAX_BYTES", default=2 * 1024**3)
+# Bytes of kept files (runs that still hold one) per seller; beyond it a delivery is 507.
+FEED_SELLER_MAX_STORED_BYTES = env.int("FEED_SELLER_MAX_STORED_BYTES", default=10 * 1024**3)
+# Deliveries per seller in any hour; beyond it 429 with Retry-After. A platform's export
+# runs on a schedule (hourly at most), plus staff's "Run now".
+FEED_SELLER_MAX_DELIVERIES_PER_HOUR = env.int("FEED_SELLER_MAX_DELIVERIES_PER_HOUR", default=12)
+# Times a run's ingestion may start (each start counts); a run still "ingesting" after its
+# lease this many times lost its worker each time (a poison file): failed for good.
+FEED_INGEST_MAX_ATTEMPTS = env.int("FEED_INGEST_MAX_ATTEMPTS", default=3)
+for _name in (
+    "FEED_MAX_BYTES",
+    "FEED_SELLER_MAX_STORED_BYTES",
+    "FEED_SELLER_MAX_DELIVERIES_PER_HOUR",
+    "FEED_INGEST_MAX_ATTEMPTS",
+):
+    if globals()[_name] < 1:
+        raise ImproperlyConfigured(f"{_name} must be at least 1")

@@ -171,7 +171,7 @@ def test_bad_rows_are_rejected_with_their_reason_while_the_others_apply(
     assert Listing.objects.filter(seller=seller).count() == 5
 
 
-def test_a_garbage_file_changes_nothing_and_the_run_is_failed(
+def test_a_garbage_file_is_refused_at_the_door_and_changes_nothing(
     linked: CatalogSource, world: CatalogWorld, seller: Seller, eager_tasks: None
 ) -> None:
     source = provision(linked)
@@ -179,17 +179,25 @@ def test_a_garbage_file_changes_nothing_and_the_run_is_failed(
     first = wait_for(lambda: latest_run(seller))
     before = list(Listing.objects.filter(seller=seller).values_list("sku", "price", "active"))
     # The feed is configured gzip; the platform now writes plain text (as a broken export
-    # would): every byte arrives, the file is not what the feed promised.
+    # would): the file is not what the feed promised. (One attempt: the platform would
+    # otherwise retry a refused delivery 30 s later.)
     world.sandbox.db_rows_change(world.db_id, rows=[{"id": "AL-0001", "price": "1.00"}])
     with access.platform_api() as api:
         api.exports.update(
-            db_id=source.db_id, export_id=source.export_id, changes={"compression": ""}
+            db_id=source.db_id,
+            export_id=source.export_id,
+            changes={"compression": "", "max_attempts": "1"},
         )
-    world.sandbox.export_run(source.export_id)
-    failed = wait_for(lambda: latest_run(seller, after=first.pk))
 
-    assert failed.status == "failed"
-    assert "not gzip-compressed" in failed.error
+    run = world.sandbox.export_run(source.export_id)
+
+    # The door refused it (415) before storing anything: the platform's run says why,
+    # and no run was recorded here
+    assert run["error_flag"]
+    logs = " ".join(str(entry) for entry in run["logs"])
+    assert "HTTP 415" in logs
+    assert "not gzip" in logs
+    assert not FeedRun.objects.filter(seller=seller, pk__gt=first.pk).exists()
     after = list(Listing.objects.filter(seller=seller).values_list("sku", "price", "active"))
     assert after == before
 

@@ -63,3 +63,35 @@ def test_a_failed_run_whose_file_was_pruned_cannot_be_retried(
     run.refresh_from_db()
     assert run.status == "failed"
     assert "was deleted 14 days after it arrived" in page_text(answer)
+
+
+def test_a_file_that_failed_as_malformed_goes_after_a_day_while_a_good_one_stays(
+    received_run: Callable[..., FeedRun], feed_folder: Path, settings: Any
+) -> None:
+    from marketplace.catalog.ingest import feed_run_ingest
+
+    settings.FEED_FILE_RETENTION_DAYS = 14
+    settings.FEED_FAILED_FILE_RETENTION_HOURS = 24
+    # Given a file that is not gzip at all, ingested as gzip: failed as malformed
+    bad = feed_run_ingest(run_id=received_run(b"\x00garbage" * 50, compression="gzip").pk)
+    assert bad is not None
+    assert (bad.status, bad.malformed) == ("failed", True)
+    good = _aged(received_run(FILE), days=0, status="succeeded")
+    # ... and a run that failed for another reason (its file may be retried)
+    other = received_run(FILE)
+    FeedRun.objects.filter(pk=other.pk).update(status="failed", error="ingestion error: boom")
+
+    # A few hours later: nothing goes yet
+    assert feed_files_prune(now=timezone.now() + timedelta(hours=23)) == 0
+
+    # After a day: the malformed file goes, its run stays; the others keep their files
+    assert feed_files_prune(now=timezone.now() + timedelta(hours=25)) == 1
+    for run in (bad, good, other):
+        run.refresh_from_db()
+    assert bad.file_path == ""
+    assert (bad.status, bad.error) == (
+        "failed",
+        "the file is not gzip-compressed, as the feed is configured",
+    )
+    kept = {p.relative_to(feed_folder).as_posix() for p in feed_folder.rglob("*.csv")}
+    assert kept == {good.file_path, other.file_path}
