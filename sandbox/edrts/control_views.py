@@ -67,7 +67,7 @@ def jobs(request: HttpRequest) -> JsonResponse:
     if correlation_id is not None:
         rows = rows.filter(correlation_id=correlation_id)
     limit = _whole(request.GET.get("limit"), "limit", 100, 1, 10_000)
-    chosen = rows.order_by("-id")[:limit]
+    chosen = rows.defer("payload").order_by("-id")[:limit]
     return JsonResponse(
         {
             "stats": inspection.stats(int(db_id) if db_id is not None else None),
