@@ -2,6 +2,8 @@
 ``mp_*`` fields with who set them last (``edrts`` when the value is the one EDRTS set,
 else ``import``) and when EDRTS last set each (received → processed, wall-clock)."""
 
+from datetime import datetime
+
 from django.db.models import Count, Q, Sum
 
 from sandbox.common.api_php import rate_limits
@@ -121,3 +123,41 @@ def products_json(
         "total": total,
         "products": products,
     }
+
+
+def stamps_json(
+    *, db_id: int | None, field: str | None, since: datetime | None, limit: int
+) -> dict:
+    """``{"count", "stamps": [{"db_id", "id", "field", "value", "received_at", "set_at",
+    "correlation_id", "batch_index"}]}`` in the order set (oldest first)."""
+    rows = EdrtsFieldStamp.objects.all()
+    if db_id is not None:
+        rows = rows.filter(db_id=db_id)
+    if field is not None:
+        rows = rows.filter(field=field)
+    if since is not None:
+        rows = rows.filter(set_at__gt=since)
+    chosen = rows.order_by("set_at", "id").values_list(
+        "db_id",
+        "key",
+        "field",
+        "value",
+        "received_at",
+        "set_at",
+        "job__correlation_id",
+        "job__batch_index",
+    )[:limit]
+    found = [
+        {
+            "db_id": db,
+            "id": key,
+            "field": name,
+            "value": value,
+            "received_at": _iso(received),
+            "set_at": _iso(set_at),
+            "correlation_id": correlation_id,
+            "batch_index": batch_index,
+        }
+        for db, key, name, value, received, set_at, correlation_id, batch_index in chosen
+    ]
+    return {"count": len(found), "stamps": found}

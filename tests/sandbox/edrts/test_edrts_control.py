@@ -77,6 +77,7 @@ def test_settings_are_checked_and_reset_restores_them(edrts: Edrts) -> None:
         "batch_records": 100,
         "fail_next": 0,
         "lose_next": 0,
+        "unavailable_next": 0,
     }
 
 
@@ -118,3 +119,31 @@ def test_the_database_page_shows_edrts_jobs_and_fields(edrts: Edrts) -> None:
     assert own.status_code == 200
     assert 'class="source-import"' in own.text
     assert "A-3" in own.text
+
+
+def test_stamps_list_every_field_edrts_set_oldest_first(edrts: Edrts) -> None:
+    first = edrts.accepted(edrts.put([{"id": "A-1", "mp_status": "listed", "mp_reason": ""}]))[0]
+    edrts.job_done(first)
+    edrts.job_done(edrts.accepted(edrts.put([{"id": "A-2", "mp_status": "rejected"}]))[0])
+    stamps = edrts.sandbox.edrts_stamps()
+    assert [(s["id"], s["field"], s["value"]) for s in stamps] == [
+        ("A-1", "mp_status", "listed"),
+        ("A-1", "mp_reason", ""),
+        ("A-2", "mp_status", "rejected"),
+    ]
+    assert stamps[0]["correlation_id"] == first["correlation_id"]
+    assert stamps[0]["db_id"] == int(edrts.db_id)
+    only = edrts.sandbox.edrts_stamps(field="mp_status", since=stamps[0]["set_at"])
+    assert [s["id"] for s in only] == ["A-2"]
+
+
+def test_unavailable_next_answers_503_and_queues_nothing(edrts: Edrts) -> None:
+    edrts.sandbox.edrts_state(unavailable_next=1)
+    response = edrts.put([{"id": "A-1", "mp_status": "listed"}])
+    assert response.status_code == 503
+    assert response.json() == {"status": "fail", "message": "Service unavailable (sandbox fault)"}
+    assert response.headers["X-Rate-Limit-Group"] == "edrts"
+    assert edrts.sandbox.edrts_jobs()["jobs"] == []
+    edrts.job_done(edrts.accepted(edrts.put([{"id": "A-1", "mp_status": "listed"}]))[0])
+    assert edrts.sandbox.edrts_state()["stats"]["requests"]["unavailable"] == 1
+    assert edrts.sandbox.violations()["total"] == 0
