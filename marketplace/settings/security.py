@@ -104,6 +104,9 @@ CONTENT_SECURITY_POLICY = {
 }
 if PRODUCTION:
     SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+    # Prometheus scrapes /metrics over the private network (web:8000, plain HTTP): a
+    # redirect to https there would fail every scrape. The bearer token still applies.
+    SECURE_REDIRECT_EXEMPT = [r"^metrics$"]
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_HSTS_SECONDS = 60 * 60 * 24 * 365
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
