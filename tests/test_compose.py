@@ -206,7 +206,7 @@ def _bind_mounts(service: dict) -> list[tuple[Path, str, str]]:
 def test_monitoring_mounts_the_deploy_files_read_only(name: str) -> None:
     mounts = _bind_mounts(COMPOSE["services"][name])
     assert mounts
-    for source, target, mode in mounts:
+    for source, _target, mode in mounts:
         assert source.exists(), source
         assert source.is_relative_to(ROOT / "deploy"), source
         assert mode == "ro", f"{name} mounts {source} writable"

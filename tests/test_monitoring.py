@@ -75,11 +75,7 @@ EQUALS = re.compile(r'(\w+)\s*=\s*"([^"]*)"')
 
 
 def _dashboard_exprs() -> list[str]:
-    return [
-        target["expr"]
-        for panel in DASHBOARD["panels"]
-        for target in panel.get("targets", [])
-    ]
+    return [target["expr"] for panel in DASHBOARD["panels"] for target in panel.get("targets", [])]
 
 
 def _exported() -> dict[str, dict[str, set[str]]]:

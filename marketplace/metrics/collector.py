@@ -140,7 +140,7 @@ class DatabaseCollector:
             "marketplace_pull_lag_seconds",
             "Connected sellers by seconds since their last successful pull (since they "
             "connected, if never pulled): le is the upper bound, counts are cumulative, "
-            '+Inf is every connected seller. A gauge histogram of the sellers now, not of '
+            "+Inf is every connected seller. A gauge histogram of the sellers now, not of "
             "events.",
             buckets=[
                 *((floatToGoString(bound), count) for bound, count in pulls.buckets),
@@ -157,7 +157,7 @@ class DatabaseCollector:
     def _platform(self, now: datetime) -> Iterator[Metric]:
         calls = GaugeMetricFamily(
             "marketplace_platform_calls_recent",
-            "Platform calls in the last marketplace_metrics_window_seconds{of=\"platform_calls\"} "
+            'Platform calls in the last marketplace_metrics_window_seconds{of="platform_calls"} '
             "seconds (the call log), by API group (orders, oauth, auth_api, platform_api, "
             'other) and status (the HTTP status code, or "none" when no answer came).',
             labels=["group", "status"],

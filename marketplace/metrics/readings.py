@@ -106,8 +106,7 @@ def grants_read(*, now: datetime) -> Grants:
         **{
             f"within_{days}": Count(
                 "id",
-                filter=connected
-                & Q(refresh_token_expires_at__lt=now + timedelta(days=days)),
+                filter=connected & Q(refresh_token_expires_at__lt=now + timedelta(days=days)),
             )
             for days in REFRESH_EXPIRY_DAYS
         },
@@ -161,9 +160,7 @@ def pulls_read(*, now: datetime) -> Pulls:
             ),
             failing=Count(
                 "id",
-                filter=Q(
-                    seller__pull_state__consecutive_failures__gte=settings.PULL_FAILING_AFTER
-                ),
+                filter=Q(seller__pull_state__consecutive_failures__gte=settings.PULL_FAILING_AFTER),
             ),
             **{
                 f"le_{bound}": Count("id", filter=Q(lag_from__gte=now - timedelta(seconds=bound)))
@@ -259,9 +256,7 @@ def embargoes_read(*, now: datetime) -> dict[str, Embargo]:
         .values("group")
         .annotate(n=Count("id"), until=Max("not_before"))
     )
-    found = {
-        row["group"]: Embargo(row["n"], (row["until"] - now).total_seconds()) for row in rows
-    }
+    found = {row["group"]: Embargo(row["n"], (row["until"] - now).total_seconds()) for row in rows}
     return {
         name: found.get(name, Embargo(0, 0.0)) for name in (*(g for g, _ in EMBARGO_GROUPS), OTHER)
     }

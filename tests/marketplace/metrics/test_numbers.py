@@ -63,7 +63,7 @@ def test_the_numbers_after_a_small_flow_are_right(client: Client) -> None:
         last_error="PlatformUnavailable: 503",
     )
     # connected three days ago, never pulled; its refresh token expires tomorrow
-    never = PlatformConnectionFactory(refresh_token_expires_at=now + timedelta(hours=20))
+    PlatformConnectionFactory(refresh_token_expires_at=now + timedelta(hours=20))
     reauth = PlatformConnectionFactory(needs_reauth=True)
     SellerPullStateFactory(seller=reauth.seller, consecutive_failures=9)  # not connected
     PlatformConnectionFactory(disconnected=True)
