@@ -129,7 +129,8 @@ def pull_lag_reference() -> tuple[Q, Combinable]:
     schedule row with ``next_pull_at``, an idle seller is rightly left alone for up to the
     back-off ceiling, and the lag that matters is how overdue its pull is: return the
     same filter and ``F("seller__pull_schedule__next_pull_at")`` (whatever the relation
-    is named) instead. A moment in the future counts in every bucket (not late at all).
+    is named) instead. A moment in the future counts in every bucket (not late at all);
+    clamp the sum's difference at 0 then (``Greatest``), or not-yet-due sellers lower it.
     """
     return (
         Q(state=ConnState.CONNECTED),

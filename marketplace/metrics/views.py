@@ -34,14 +34,20 @@ def exposition() -> bytes:
     """The metrics in Prometheus's text format (0.0.4), read in one transaction."""
     registry = CollectorRegistry(auto_describe=False)
     registry.register(DatabaseCollector())
-    with transaction.atomic():
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    "SELECT set_config('statement_timeout', %s, true)",
-                    [str(SCRAPE_STATEMENT_TIMEOUT_MS)],
-                )
+    if connection.vendor != "postgresql":
         return generate_latest(registry)
+    with transaction.atomic(), connection.cursor() as cursor:
+        # Local to this transaction, and put back after it: an outer transaction (a test,
+        # ATOMIC_REQUESTS) may go on after the scrape. A scrape that fails rolls it back.
+        cursor.execute(
+            "SELECT current_setting('statement_timeout'), "
+            "set_config('statement_timeout', %s, true)",
+            [str(SCRAPE_STATEMENT_TIMEOUT_MS)],
+        )
+        previous = cursor.fetchone()[0]
+        exposed = generate_latest(registry)
+        cursor.execute("SELECT set_config('statement_timeout', %s, true)", [previous])
+    return exposed
 
 
 @require_GET

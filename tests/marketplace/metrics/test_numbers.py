@@ -151,6 +151,9 @@ def test_the_numbers_after_a_small_flow_are_right(client: Client) -> None:
     assert value(samples, lag, le="21600.0") == 2  # + failing: 2 h ago
     assert value(samples, lag, le="86400.0") == 2  # never pulled: connected 3 days ago
     assert value(samples, lag, le="+Inf") == 3
+    assert value(samples, "marketplace_pull_lag_seconds_gcount") == 3
+    expected_sum = 30 + 2 * 3600 + 3 * 86400
+    assert expected_sum <= value(samples, "marketplace_pull_lag_seconds_gsum") < expected_sum + 60
     assert value(samples, "marketplace_sellers_pulls_failing") == 1  # not the re-auth one
 
     calls_recent = "marketplace_platform_calls_recent"
@@ -207,4 +210,20 @@ def test_a_scrape_costs_the_same_queries_whatever_the_data_size() -> None:
     large = queries()
     # Then the scrape makes the same, small number of queries
     assert small == large
-    assert large <= 10  # 7 reads, the statement timeout, and the transaction's savepoint
+    assert large <= 11  # 7 reads, setting and restoring the statement timeout, a savepoint
+
+
+def test_the_scrapes_statement_timeout_ends_with_the_scrape() -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("a Postgres setting")
+
+    def timeout() -> str:
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW statement_timeout")
+            return cursor.fetchone()[0]
+
+    # Given a transaction that goes on after the scrape (as a test's does)
+    before = timeout()
+    exposition()
+    # Then the scrape's own limit is gone once it has answered
+    assert timeout() == before
