@@ -180,7 +180,8 @@ def pulls_read(*, now: datetime) -> Pulls:
 # --- platform calls ------------------------------------------------------------------------
 
 # The API group of a call, from its logged path (relative to the group's base; the token
-# endpoint's is its whole path). Order matters: the first match wins.
+# endpoint's is its whole path). Order matters: the first match wins. EDRTS's calls count
+# as "other" until their path prefix is added here.
 CALL_GROUPS: tuple[tuple[str, Q], ...] = (
     ("oauth", Q(path__endswith="/access_token")),
     (

@@ -227,3 +227,25 @@ def test_the_scrapes_statement_timeout_ends_with_the_scrape() -> None:
     exposition()
     # Then the scrape's own limit is gone once it has answered
     assert timeout() == before
+
+
+def test_the_hooks_report_under_the_names_the_rules_and_dashboard_read(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from marketplace.metrics import readings
+    from marketplace.metrics.collector import HOOK_METRIC_NAMES
+
+    # Given EDRTS and refunds wired into their hooks
+    monkeypatch.setattr(readings, "edrts_statuses_waiting", lambda now: readings.Waiting(3, 42.0))
+    monkeypatch.setattr(readings, "refunds_waiting", lambda now: readings.Waiting(1, 5.0))
+    monkeypatch.setattr(readings, "more_dead_letters", lambda now: {"refund": 2})
+    # When Prometheus scrapes
+    samples = scrape(client)
+    # Then each is reported under the names deploy/ already reads
+    assert {name for name, _ in samples} >= HOOK_METRIC_NAMES
+    assert value(samples, "marketplace_edrts_statuses_waiting") == 3
+    assert value(samples, "marketplace_edrts_statuses_oldest_wait_seconds") == 42
+    assert value(samples, "marketplace_refunds_waiting") == 1
+    assert value(samples, "marketplace_refunds_oldest_wait_seconds") == 5
+    assert value(samples, "marketplace_dead_letters", kind="refund") == 2
+    assert value(samples, "marketplace_dead_letters", kind="order_push") == 0
