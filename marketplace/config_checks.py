@@ -83,7 +83,23 @@ _PLACEHOLDER_SETTINGS = (
     "APP_BASE_URL",
     "ALLOWED_HOSTS",
     "DEFAULT_FROM_EMAIL",
+    "METRICS_TOKEN",
 )
+
+# /metrics answers anyone who holds this token: as long as a generated one
+# (``secrets.token_urlsafe(32)`` gives 43 characters), so nobody guesses it.
+METRICS_TOKEN_MIN_LENGTH = 32
+
+
+def metrics_token_problem(token: str) -> str | None:
+    """Why production must not serve /metrics with ``token`` (empty: the endpoint is off,
+    which is safe). Names the setting, never the value."""
+    if token and len(token) < METRICS_TOKEN_MIN_LENGTH:
+        return (
+            f"METRICS_TOKEN must be at least {METRICS_TOKEN_MIN_LENGTH} characters "
+            "(or empty, which turns /metrics off)"
+        )
+    return None
 
 
 def _holds_placeholder(value: object) -> bool:
@@ -111,6 +127,9 @@ def production_refusals(settings: object, environ: dict[str, str] | None = None)
             problems.append(f"{name} is the public development value; set your own")
     if getattr(settings, "DEBUG", False):
         problems.append("DEBUG must be false in production")
+    metrics_problem = metrics_token_problem(getattr(settings, "METRICS_TOKEN", "") or "")
+    if metrics_problem:
+        problems.append(metrics_problem)
     named = {problem.split()[0] for problem in problems}
     for name in _PLACEHOLDER_SETTINGS:
         if name not in named and _holds_placeholder(getattr(settings, name, None)):

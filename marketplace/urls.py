@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from marketplace import views
+from marketplace.metrics import views as metrics_views
 from marketplace.portal import urls as portal_urls
 from sellers import urls as sellers_urls
 
@@ -9,6 +10,8 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
     path("favicon.ico", views.favicon, name="favicon"),
+    # Prometheus's scrape: a bearer token (METRICS_TOKEN), 404 while none is configured.
+    path("metrics", metrics_views.metrics, name="metrics"),
     path("admin/", admin.site.urls),
     # Before "sellers/": the seller's order and catalog pages live under its prefix.
     path("sellers/orders/", include((portal_urls.order_urlpatterns, "portal"))),

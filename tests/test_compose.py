@@ -175,3 +175,55 @@ def test_the_procfile_worker_consumes_every_queue_the_catalog_included() -> None
     assert " -Q " not in worker
     assert "--queues" not in worker
     assert "catalog" in {queue.name for queue in settings.CELERY_TASK_QUEUES}
+
+
+# --- the monitoring profile -------------------------------------------------------------
+MONITORING = ("prometheus", "grafana")
+
+
+def test_monitoring_starts_only_with_its_profile_from_pinned_official_images() -> None:
+    services = COMPOSE["services"]
+    for name in MONITORING:
+        assert services[name]["profiles"] == ["monitoring"], name
+        image, _, tag = services[name]["image"].partition(":")
+        assert image in {"prom/prometheus", "grafana/grafana"}, image
+        assert re.fullmatch(r"v?\d+\.\d+\.\d+", tag), f"{name}: pin a version, not {tag!r}"
+    # The app's services run without a profile: `docker compose up` starts them alone.
+    for name in ("postgres", "redis", *APP_SERVICES):
+        assert "profiles" not in services[name], name
+
+
+def _bind_mounts(service: dict) -> list[tuple[Path, str, str]]:
+    mounts = []
+    for volume in service["volumes"]:
+        source, target, *mode = volume.split(":")
+        if source.startswith("./"):
+            mounts.append((ROOT / source, target, mode[0] if mode else "rw"))
+    return mounts
+
+
+@pytest.mark.parametrize("name", MONITORING)
+def test_monitoring_mounts_the_deploy_files_read_only(name: str) -> None:
+    mounts = _bind_mounts(COMPOSE["services"][name])
+    assert mounts
+    for source, _target, mode in mounts:
+        assert source.exists(), source
+        assert source.is_relative_to(ROOT / "deploy"), source
+        assert mode == "ro", f"{name} mounts {source} writable"
+
+
+def test_prometheus_scrapes_web_with_the_token_compose_hands_it() -> None:
+    config = yaml.safe_load((ROOT / "deploy" / "prometheus" / "prometheus.yml").read_text())
+    job = next(job for job in config["scrape_configs"] if job["job_name"] == "marketplace")
+    assert job["metrics_path"] == "/metrics"
+    assert job["static_configs"][0]["targets"] == ["web:8000"]
+    assert "gunicorn" in COMPOSE["services"]["web"]["command"]
+    assert "0.0.0.0:8000" in COMPOSE["services"]["web"]["command"]
+    # The token reaches Prometheus as a secret file made from the app's METRICS_TOKEN.
+    assert job["authorization"]["credentials_file"] == "/run/secrets/metrics_token"
+    assert COMPOSE["secrets"]["metrics_token"] == {"environment": "METRICS_TOKEN"}
+    assert "metrics_token" in COMPOSE["services"]["prometheus"]["secrets"]
+    environment = COMPOSE["services"]["web"]["environment"]
+    assert environment["METRICS_TOKEN"] == "${METRICS_TOKEN:-}"  # empty: /metrics is off
+    # Prometheus sends Host: web; Django answers it only if allowed.
+    assert "web" in environment["ALLOWED_HOSTS"].split(":-")[1].rstrip("}").split(",")

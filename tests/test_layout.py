@@ -27,6 +27,7 @@ TOPS = ("marketplace", "sellers", "sandbox")
 APP_RANK = {
     "marketplace.portal": 3,
     "marketplace.dashboard": 3,
+    "marketplace.metrics": 3,
     "marketplace.orders": 2,
     "marketplace.returns": 2,
     "marketplace.catalog": 2,

@@ -156,6 +156,8 @@ PLACEHOLDER_SECRET = "change-me-50-or-more-random-characters"
         ("EMAIL_URL", "smtp+tls://change-me-user:change-me-password@smtp.example.com:587"),
         ("DATABASE_URL", "postgres://u:change-me-long-random-password@db:5432/marketplace"),
         ("DEBUG", "true"),
+        ("METRICS_TOKEN", "change-me-" + "x" * 40),
+        ("METRICS_TOKEN", "Xq7rT2"),
     ],
     ids=[
         "dev-secret-key",
@@ -167,6 +169,8 @@ PLACEHOLDER_SECRET = "change-me-50-or-more-random-characters"
         "placeholder-email-url",
         "placeholder-database-url",
         "debug-true",
+        "placeholder-metrics-token",
+        "short-metrics-token",
     ],
 )
 def test_production_refuses_development_values_naming_the_setting_only(
@@ -214,3 +218,16 @@ def test_celery_refuses_development_values_at_start(program: str) -> None:
     assert "ImproperlyConfigured" in result.stderr
     assert "SECRET_KEY" in result.stderr
     assert PLACEHOLDER_SECRET not in result.stdout + result.stderr
+
+
+def test_production_serves_metrics_with_a_long_token_or_none() -> None:
+    # An empty METRICS_TOKEN turns /metrics off (404): safe, so production starts.
+    for token in ("", "k9" * 20):
+        result = _manage(
+            "check",
+            "--deploy",
+            "--fail-level",
+            "WARNING",
+            env={**PRODUCTION_ENV, "METRICS_TOKEN": token},
+        )
+        assert result.returncode == 0, result.stdout + result.stderr

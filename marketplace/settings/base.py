@@ -47,6 +47,7 @@ ENV_VARS = (
     "FEED_SELLER_MAX_STORED_BYTES",
     "FEED_SELLER_MAX_DELIVERIES_PER_HOUR",
     "FEED_INGEST_MAX_ATTEMPTS",
+    "METRICS_TOKEN",
 )
 
 DJANGO_ENV = env.str("DJANGO_ENV", default="development")
@@ -107,6 +108,7 @@ INSTALLED_APPS = [
     "marketplace.dashboard",
     "marketplace.catalog",
     "marketplace.portal",
+    "marketplace.metrics",
 ]
 
 MIDDLEWARE = [

@@ -43,6 +43,11 @@ PLATFORM_CLIENT_SECRET = _secret("PLATFORM_CLIENT_SECRET")
 # empty or malformed entry stops the start (naming the variable, never the key).
 TOKEN_ENCRYPTION_KEYS = fernet_keys(_secret("TOKEN_ENCRYPTION_KEYS"), name="TOKEN_ENCRYPTION_KEYS")
 
+# The bearer token Prometheus sends to /metrics (marketplace.metrics). Empty: the endpoint
+# answers 404 to everyone. No address is trusted instead: behind a proxy every request
+# comes from the proxy's address. Production refuses a short or placeholder token.
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
@@ -99,6 +104,9 @@ CONTENT_SECURITY_POLICY = {
 }
 if PRODUCTION:
     SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+    # Prometheus scrapes /metrics over the private network (web:8000, plain HTTP): a
+    # redirect to https there would fail every scrape. The bearer token still applies.
+    SECURE_REDIRECT_EXEMPT = [r"^metrics$"]
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_HSTS_SECONDS = 60 * 60 * 24 * 365
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
