@@ -27,7 +27,7 @@ def _order_id(seller: SellerApi, number: str) -> tuple[str, list[str]]:
     return order["id"], [line["id"] for line in order["order_lines"]]
 
 
-def _refund_line(line_id: str, **overrides: object) -> dict:
+def refund_line(line_id: str, **overrides: object) -> dict:
     return {
         "feedamp_order_line_id": line_id,
         "refund_reason": "CUSTOMER_CANCELLED",
@@ -50,7 +50,7 @@ def test_a_refund_is_posted_listed_and_read_by_the_marketplace(
     order_id, line_ids = _order_id(seller, "V2R-1")
     body = {
         "cp_refund_number": "CP-1",
-        "refund_lines": [_refund_line(line_ids[0], item_refund="500.00")],  # over: accepted
+        "refund_lines": [refund_line(line_ids[0], item_refund="500.00")],  # over: accepted
     }
     made = seller.ok("POST", f"/orders/{order_id}/refunds", status=201, json=body)
     assert made["cp_refund_number"] == "CP-1"
@@ -82,7 +82,7 @@ def test_bad_refund_bodies_are_400(
 ) -> None:
     shipped_order(alice, sandbox, "V2R-2")
     order_id, line_ids = _order_id(seller, "V2R-2")
-    body = {"refund_lines": [_refund_line(line_ids[0], **change)]}
+    body = {"refund_lines": [refund_line(line_ids[0], **change)]}
     response = seller.call("POST", f"/orders/{order_id}/refunds", json=body)
     assert response.status_code == 400, response.text
     assert field in response.json()["fields"]
