@@ -192,3 +192,15 @@ def test_listing_filters_cursor_and_updated_after(alice: Api, sandbox: SandboxPr
     assert alice.call("GET", "/refunds", params={"status": "OPEN"}).status_code == 400
     assert alice.call("GET", "/refunds", params={"page_size": "100"}).status_code == 400
     assert alice.call("GET", "/refunds", params={"order_id": "1"}).status_code == 400
+
+
+def test_readings_of_notes_and_of_the_complete_answer(alice: Api, sandbox: SandboxProcess) -> None:
+    shipped_order(alice, sandbox, "RF-9")
+    refund_id = _refund(sandbox, "RF-9", refund_notes=None)
+    path = f"/orders/RF-9/refunds/{refund_id}"
+    assert alice.call("GET", path).json()["notes"] is None
+    sandbox.readings(refund_notes_empty="B", complete_answer="B")
+    assert alice.call("GET", path).json()["notes"] == ""
+    assert alice.call("POST", path + "/complete", json={}).json() == {}
+    sandbox.readings(complete_answer="A")
+    assert alice.call("POST", path + "/complete", json={}).json()["status"] == "COMPLETED"
