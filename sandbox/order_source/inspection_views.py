@@ -85,6 +85,9 @@ def state_json(*, grants_limit: int = 50) -> dict:
             "with_errors": Order.objects.filter(has_errors=True).count(),
         },
         "errors_received": ErrorReport.objects.count(),
+        # Returns and seller refunds by status (a soak compares COMPLETED with its ledger).
+        "returns": dict(Return.objects.values_list("status").annotate(n=Count("id")).order_by()),
+        "refunds": dict(Refund.objects.values_list("status").annotate(n=Count("id")).order_by()),
         "grants_total": grant_totals["total"],
         "refresh_reuse_by_grants": grant_totals["reuse"] or 0,
         "grants": _grants(grants_limit),
