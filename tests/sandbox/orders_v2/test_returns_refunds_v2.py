@@ -5,6 +5,7 @@ state rules, and what the marketplace then reads."""
 from __future__ import annotations
 
 import pytest
+import requests
 
 from tests.sandbox.conftest import Api
 from tests.sandbox.order_source.after_sale_helpers import (
@@ -192,3 +193,45 @@ def test_returns_query_is_strict_and_scoped(
     assert bobs.ok("GET", "/returns") == {"returns": [], "next_cursor": None}
     assert bobs.call("GET", f"/returns/{row['id']}").status_code == 404
     assert seller.ok("GET", f"/returns/{row['id']}") == row
+
+
+def test_the_control_api_plays_the_seller_and_refuses_what_the_state_does_not_allow(
+    alice: Api, seller: SellerApi, sandbox: SandboxProcess
+) -> None:
+    shipped_order(alice, sandbox, "V2R-8")
+    assert put_return(alice, "V2R-8", "A", return_body()).ok
+    control = sandbox.control_url + "/orders/V2R-8/returns/A"
+    early = seller.http.post(control + "/refund", json={}, timeout=10)
+    assert early.status_code == 409
+    assert early.json()["error"] == "conflict"
+    assert seller.http.post(control + "/fly", json={}, timeout=10).status_code == 400
+    missing = seller.http.post(sandbox.control_url + "/orders/V2R-8/returns/Z/reject", timeout=10)
+    assert missing.status_code == 404
+    authorized = sandbox.control("POST", "/orders/V2R-8/returns/A/authorize", {})
+    assert authorized["rma"].startswith("RMA-")
+    assert authorized["read_in_state"] is False
+    refunded = sandbox.control("POST", "/orders/V2R-8/returns/A/refund", {})
+    assert refunded["merchant_refund_lines"][0]["principal_refund_amount"] == 13.33
+    bad = seller.http.post(
+        sandbox.control_url + "/orders/V2R-8/refunds",
+        json={"refund_lines": [{"mp_line_number": "9"}]},
+        timeout=10,
+    )
+    assert bad.status_code == 400
+    assert "feedamp_order_line_id" in bad.text
+    events = sandbox.v2_order("V2R-8")["events"]
+    kinds = [e["kind"] for e in events]
+    assert "return_authorized" in kinds
+    assert "return_refunded" in kinds
+
+
+def test_simulator_settings_take_the_after_sale_rates(alice: Api, sandbox: SandboxProcess) -> None:
+    saved = sandbox.set_simulator("alice", return_reject_rate=1, seller_refund_rate=0.5)
+    assert saved["return_reject_rate"] == 1.0
+    assert saved["seller_refund_rate"] == 0.5
+    response = requests.post(
+        sandbox.control_url + "/v2/sellers/alice/simulator",
+        json={"over_refund_rate": 2},
+        timeout=10,
+    )
+    assert response.status_code == 400
