@@ -79,7 +79,12 @@ class AfterSaleDesk:
         behaviour = self.seller.behaviour
         api = self.seller.api
         now = time.monotonic()
-        for row in api.returns(status="AWAITING_AUTHORIZATION"):
+        # One listing a cycle: what waits for a decision and what waits for its parcel.
+        rows = api.returns(status="AWAITING_AUTHORIZATION,AUTHORIZED")
+        for row in rows:
+            if row["status"] == "AUTHORIZED":
+                self.arrivals.setdefault(row["id"], now + behaviour.return_arrival_seconds)
+                continue
             if row["id"] in self.decided:
                 continue
             if all(line["preauthorized"] for line in row["return_lines"]):
@@ -92,8 +97,6 @@ class AfterSaleDesk:
                 if self.operation(row, "authorize", {"rma": rma}):
                     self.arrivals[row["id"]] = now + behaviour.return_arrival_seconds
             self.decided.add(row["id"])
-        for row in api.returns(status="AUTHORIZED"):
-            self.arrivals.setdefault(row["id"], now + behaviour.return_arrival_seconds)
         for return_id, due in list(self.arrivals.items()):
             if due > now:
                 continue
