@@ -49,6 +49,10 @@ def _initial_retry_grace() -> float:
 # * edrts_answer: an EDRTS ``PUT``/``DELETE /db/{db_id}`` answers ``data`` as ``{"sku_count",
 #   "batches"}`` (A) or as ``{"requests_in_queue", "last_processed_job"}`` (B); the
 #   contract shows both and a client must accept either.
+# * complete_answer: ``POST …/returns/{r}/complete`` and ``…/refunds/{id}/complete`` answer
+#   the return or refund as GET shows it (A) or ``{}`` like the errors calls (B).
+# * refund_notes_empty: a v1 refund whose v2 lines have no ``refund_notes`` has ``notes``
+#   null (A) or ``""`` (B).
 READING_POINTS = (
     "import_cron",
     "schedule_hour",
@@ -58,6 +62,8 @@ READING_POINTS = (
     "schedule_paused",
     "accounts",
     "edrts_answer",
+    "complete_answer",
+    "refund_notes_empty",
 )
 READINGS = ("A", "B")
 

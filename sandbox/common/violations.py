@@ -15,6 +15,15 @@ Kinds:
   request is refused 400, nothing applied).
 * ``edrts_marketplace_created_product``: an EDRTS update by an API user other than the
   database's owner named an id the database did not have, so a product was created.
+* ``return_complete_not_refunded``: ``POST …/returns/{r}/complete`` on a return that is not
+  ``REFUNDED`` (nor already ``COMPLETED``); refused 409.
+* ``complete_and_errors``: a refund or return both marked complete and reported with errors
+  (the second call of the two is refused 409).
+* ``return_changed_after_authorization``: a second ``PUT …/returns/{r}`` with a different body
+  once the return left ``AWAITING_AUTHORIZATION``; refused 409.
+* ``complete_unread``: a refund or return marked complete that the marketplace never read
+  (no GET of it, its order's list or a listing holding it) since it reached its state;
+  accepted.
 
 The end-to-end tests assert there are none; the inspection API and page show them.
 """
@@ -32,6 +41,10 @@ API_TOKEN_HEADERS = "api_token_headers"
 EDRTS_RESET_WINDOW = "edrts_reset_window"
 EDRTS_RECORD_OVER_5KB = "edrts_record_over_5kb"
 EDRTS_MARKETPLACE_CREATED_PRODUCT = "edrts_marketplace_created_product"
+RETURN_COMPLETE_NOT_REFUNDED = "return_complete_not_refunded"
+COMPLETE_AND_ERRORS = "complete_and_errors"
+RETURN_CHANGED_AFTER_AUTHORIZATION = "return_changed_after_authorization"
+COMPLETE_UNREAD = "complete_unread"
 KINDS = (
     EARLY_RETRY,
     SHIPPED_WHILE_UNFULFILLED,
@@ -40,6 +53,10 @@ KINDS = (
     EDRTS_RESET_WINDOW,
     EDRTS_RECORD_OVER_5KB,
     EDRTS_MARKETPLACE_CREATED_PRODUCT,
+    RETURN_COMPLETE_NOT_REFUNDED,
+    COMPLETE_AND_ERRORS,
+    RETURN_CHANGED_AFTER_AUTHORIZATION,
+    COMPLETE_UNREAD,
 )
 RECENT_SIZE = 500
 

@@ -239,6 +239,10 @@ def test_violations_show_in_state_and_page_and_reset_clears_them(
         "edrts_reset_window": 0,
         "edrts_record_over_5kb": 0,
         "edrts_marketplace_created_product": 0,
+        "return_complete_not_refunded": 0,
+        "complete_and_errors": 0,
+        "return_changed_after_authorization": 0,
+        "complete_unread": 0,
     }
     assert [v["kind"] for v in report["recent"]] == [
         "refresh_token_reuse",

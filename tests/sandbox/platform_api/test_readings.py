@@ -36,6 +36,8 @@ POINTS = {
     "schedule_paused",
     "accounts",
     "edrts_answer",
+    "complete_answer",
+    "refund_notes_empty",
 }
 DECODED_MAPS = {
     "SKU": "id",
