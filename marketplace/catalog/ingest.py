@@ -140,7 +140,8 @@ def _claimed_ingest(run_id: int, seller_id: int) -> FeedRun | None:
         except DatabaseError as exc:
             if not _transient(exc) or attempt == tries:
                 logger.exception("feed run %s: database error", run.pk)
-                connection.close_if_unusable_or_obsolete()
+                if not connection.is_usable():
+                    connection.close()  # the next query (recording the failure) reconnects
                 return _finish(
                     run,
                     started,
