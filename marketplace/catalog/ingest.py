@@ -47,8 +47,10 @@ logger = logging.getLogger(__name__)
 # The first key of the seller's advisory lock (the second is the seller's id): the
 # namespace of feed ingestion among the app's advisory locks.
 FEED_LOCK_NAMESPACE = 22
-# Postgres error codes of transient failures: deadlock_detected, serialization_failure.
-TRANSIENT_SQLSTATES = frozenset({"40P01", "40001"})
+# Postgres error codes of transient failures: deadlock_detected, serialization_failure;
+# the server shut the connection (admin_shutdown, crash_shutdown, cannot_connect_now);
+# and class 08, connection exceptions.
+TRANSIENT_SQLSTATES = frozenset({"40P01", "40001", "57P01", "57P02", "57P03"})
 __all__ = ["REJECTIONS_KEPT"]
 
 
@@ -75,27 +77,47 @@ def feed_run_claim(*, run_id: int) -> FeedRun | None:
     return FeedRun.objects.get(pk=run_id) if claimed else None
 
 
-@contextmanager
-def seller_feed_lock(seller_id: int) -> Iterator[None]:
-    """One feed ingestion at a time per seller (Postgres: a session advisory lock, freed
-    by Postgres itself if the worker dies; SQLite serializes writers anyway). Taken before
-    any row lock, so ingests cannot deadlock on one another."""
-    if connection.vendor != "postgresql":
-        yield
-        return
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_lock(%s, %s)", [FEED_LOCK_NAMESPACE, seller_id])
-    try:
-        yield
-    finally:
+class SellerFeedLock:
+    """One feed ingestion at a time per seller: a Postgres session advisory lock, freed by
+    Postgres itself if the worker dies (SQLite serializes writers anyway). Taken before
+    any row lock, so ingests cannot deadlock on one another. A lost connection loses the
+    lock: ``ensure`` takes it again on the connection Django opened since."""
+
+    def __init__(self, seller_id: int) -> None:
+        self.seller_id = seller_id
+        self._held_on: object = None  # the DB-API connection that holds it
+
+    def ensure(self) -> None:
+        if connection.vendor != "postgresql":
+            return
+        connection.ensure_connection()
+        if self._held_on is connection.connection:
+            return
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_lock(%s, %s)", [FEED_LOCK_NAMESPACE, self.seller_id])
+        self._held_on = connection.connection
+
+    def release(self) -> None:
+        if self._held_on is None or self._held_on is not connection.connection:
+            return  # never taken, or gone with its connection
+        self._held_on = None
         try:
             with connection.cursor() as cursor:
                 cursor.execute(
-                    "SELECT pg_advisory_unlock(%s, %s)", [FEED_LOCK_NAMESPACE, seller_id]
+                    "SELECT pg_advisory_unlock(%s, %s)", [FEED_LOCK_NAMESPACE, self.seller_id]
                 )
         except DatabaseError:
-            # The connection is gone, and the lock with it.
-            connection.close()
+            connection.close()  # the connection is gone, and the lock with it
+
+
+@contextmanager
+def seller_feed_lock(seller_id: int) -> Iterator[SellerFeedLock]:
+    lock = SellerFeedLock(seller_id)
+    lock.ensure()
+    try:
+        yield lock
+    finally:
+        lock.release()
 
 
 def feed_run_ingest(*, run_id: int) -> FeedRun | None:
@@ -106,13 +128,13 @@ def feed_run_ingest(*, run_id: int) -> FeedRun | None:
     seller_id = FeedRun.objects.filter(pk=run_id).values_list("seller_id", flat=True).first()
     if seller_id is None:
         return None
-    with seller_feed_lock(seller_id):
+    with seller_feed_lock(seller_id) as lock:
         older = FeedRun.objects.filter(
             seller_id=seller_id, status=FeedRun.Status.RECEIVED, pk__lt=run_id
         ).order_by("pk")
         for older_id in older.values_list("pk", flat=True):
-            _claimed_ingest(older_id, seller_id)
-        return _claimed_ingest(run_id, seller_id)
+            _claimed_ingest(older_id, lock)
+        return _claimed_ingest(run_id, lock)
 
 
 def _transient(exc: DatabaseError) -> bool:
@@ -122,13 +144,13 @@ def _transient(exc: DatabaseError) -> bool:
     sqlstate = getattr(getattr(cause, "diag", None), "sqlstate", None) or getattr(
         cause, "sqlstate", None
     )
-    if sqlstate in TRANSIENT_SQLSTATES:
+    if sqlstate in TRANSIENT_SQLSTATES or (sqlstate or "").startswith("08"):
         return True
     # A lost connection: psycopg raises OperationalError with no SQLSTATE.
     return isinstance(exc, OperationalError) and sqlstate is None and not connection.is_usable()
 
 
-def _claimed_ingest(run_id: int, seller_id: int) -> FeedRun | None:
+def _claimed_ingest(run_id: int, lock: SellerFeedLock) -> FeedRun | None:
     run = feed_run_claim(run_id=run_id)
     if run is None:
         return None
@@ -149,14 +171,10 @@ def _claimed_ingest(run_id: int, seller_id: int) -> FeedRun | None:
                     error=f"database error (tried {attempt} times): {exc}",
                 )
             logger.warning("feed run %s: transient database error, retrying: %s", run.pk, exc)
-            if not connection.is_usable():
-                # The session lock went with the connection: take it again.
-                connection.close()
-                with connection.cursor() as cursor:
-                    cursor.execute(
-                        "SELECT pg_advisory_lock(%s, %s)", [FEED_LOCK_NAMESPACE, seller_id]
-                    )
             time.sleep(settings.FEED_INGEST_DB_BACKOFF * 2 ** (attempt - 1))
+            if not connection.is_usable():
+                connection.close()
+            lock.ensure()  # again, if the lock went with a lost connection
     raise AssertionError("unreachable")
 
 

@@ -15,7 +15,7 @@ import pytest
 from django.db import OperationalError, connection
 
 from marketplace.catalog import feed_merge
-from marketplace.catalog.ingest import feed_run_ingest, feed_run_retry
+from marketplace.catalog.ingest import FEED_LOCK_NAMESPACE, feed_run_ingest, feed_run_retry
 from marketplace.catalog.models import FeedRun, Listing
 from sellers.models import Seller
 from tests.marketplace.catalog.feed_files import csv_bytes, gzipped, product_row
@@ -165,3 +165,54 @@ def test_a_database_error_that_persists_fails_the_run_after_a_few_tries(
     assert run.error.startswith("database error (tried 3 times): deadlock detected")
     assert len(calls) == 3
     assert not Listing.objects.filter(seller=seller).exists()
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_lost_connection_is_retried_with_the_seller_lock_taken_again(
+    received_run: MakeRun, seller: Seller, monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    from django.db import connections
+
+    settings.FEED_INGEST_DB_BACKOFF = 0
+    merge = feed_merge.stage_merge
+    killed: list[int] = []
+    held: list[bool] = []
+
+    def killing(*args: Any, **kwargs: Any) -> tuple[int, int]:
+        if not killed:
+            # The database drops this worker's connection mid-run (a restart, a failover)
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_backend_pid()")
+                killed.append(cursor.fetchone()[0])
+            other = connections.create_connection("default")
+            try:
+                with other.cursor() as cursor:
+                    cursor.execute("SELECT pg_terminate_backend(%s)", [killed[0]])
+            finally:
+                other.close()
+        else:
+            held.append(_seller_lock_held_here(seller.pk))
+        return merge(*args, **kwargs)
+
+    monkeypatch.setattr(feed_merge, "stage_merge", killing)
+    run = received_run(feed(1, 50, "1.00"), compression="gzip")
+
+    finished = feed_run_ingest(run_id=run.pk)
+
+    assert finished is not None
+    assert (finished.status, finished.created) == ("succeeded", 50), finished.error
+    assert Listing.objects.filter(seller=seller).count() == 50
+    # The seller's lock was taken again on the new connection, and freed at the end
+    assert held == [True]
+    assert not _seller_lock_held_here(seller.pk)
+
+
+def _seller_lock_held_here(seller_id: int) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND granted "
+            "AND pid = pg_backend_pid() AND classid = %s AND objid = %s",
+            [FEED_LOCK_NAMESPACE, seller_id],
+        )
+        return bool(cursor.fetchone()[0])
