@@ -245,7 +245,11 @@ def _rows(reader: Reader, lines: _CappedLines) -> Iterator[tuple[int, list[str]]
 
 def _gtin_ok(digits: str) -> bool:
     # From the right, before the check digit: weights 3, 1, 3, 1, …
-    total = 3 * sum(map(int, digits[-2::-2])) + sum(map(int, digits[-3::-2]))
+    if digits.isascii():  # summing the bytes ("0" is 48) runs in C: ~5x faster
+        threes, ones = digits[-2::-2].encode(), digits[-3::-2].encode()
+        total = 3 * (sum(threes) - 48 * len(threes)) + sum(ones) - 48 * len(ones)
+    else:  # other scripts' digits, as int() reads them
+        total = 3 * sum(map(int, digits[-2::-2])) + sum(map(int, digits[-3::-2]))
     return (10 - total % 10) % 10 == int(digits[-1])
 
 
@@ -303,9 +307,10 @@ class RowCheck:
         if len(row) != self.width:
             return f"line {line}: the row has {len(row)} fields, not as many as the header"
         row.append("")
-        if first_refused("".join(self._single(row))) is not None or any(
-            first_refused(row[index], allow_lines=True) is not None for index in self._multi
-        ):
+        refused = first_refused("".join(self._single(row)))
+        for index in self._multi:
+            refused = refused or first_refused(row[index], allow_lines=True)
+        if refused is not None:
             for index, name in self._known:
                 refused = first_refused(row[index], allow_lines=name in MULTILINE_FIELDS)
                 if refused is not None:
