@@ -49,6 +49,12 @@ class StageCounts:
     rejections: list[dict[str, Any]] = field(default_factory=list)
 
 
+def _drop_stage(cursor: Any) -> None:
+    # Qualified: only ever the temporary table, never a real one of that name.
+    schema = "pg_temp" if connection.vendor == "postgresql" else "temp"
+    cursor.execute(f"DROP TABLE IF EXISTS {schema}.{STAGE}")
+
+
 def _quoted(name: str) -> str:
     return connection.ops.quote_name(name)
 
@@ -61,7 +67,7 @@ def stage_create(cursor: Any) -> None:
         f"{name} {numeric if name in _NUMERIC else 'integer' if name == 'quantity' else 'text'}"
         for name in LISTING_COLUMNS
     )
-    cursor.execute(f"DROP TABLE IF EXISTS {STAGE}")
+    _drop_stage(cursor)
     if connection.vendor == "postgresql":
         # For this transaction only: the merge's sort and the hash joins over a million
         # staged rows stay in memory instead of spilling to disk (4 MB by default).
@@ -226,4 +232,4 @@ def stage_deactivate_missing(cursor: Any, *, seller_id: int, now: datetime) -> i
 
 
 def stage_drop(cursor: Any) -> None:
-    cursor.execute(f"DROP TABLE IF EXISTS {STAGE}")
+    _drop_stage(cursor)
