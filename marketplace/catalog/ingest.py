@@ -38,7 +38,6 @@ from django.db.models import F
 from django.utils import timezone
 
 from marketplace.catalog import dispatch, feed_merge
-from marketplace.catalog.feed_merge import REJECTIONS_KEPT
 from marketplace.catalog.feed_parser import FeedMalformed, feed_rows
 from marketplace.catalog.models import FeedRun
 
@@ -51,7 +50,8 @@ FEED_LOCK_NAMESPACE = 22
 # the server shut the connection (admin_shutdown, crash_shutdown, cannot_connect_now);
 # and class 08, connection exceptions.
 TRANSIENT_SQLSTATES = frozenset({"40P01", "40001", "57P01", "57P02", "57P03"})
-__all__ = ["REJECTIONS_KEPT"]
+# A run keeps its first rejections for its page; the listing-status file has them all.
+REJECTIONS_KEPT = feed_merge.REJECTIONS_KEPT
 
 
 @dataclass
