@@ -1,49 +1,57 @@
 """Ingesting a received feed file into the seller's listings.
 
-One transaction per run: rows are validated one by one (a bad row is rejected with its
-line and reason, never half-applied), valid rows are upserted in batches
-(``INSERT … ON CONFLICT (seller, sku) DO UPDATE``), and a full feed then deactivates the
-seller's listings it did not carry. A file malformed as a whole raises out of the
-transaction, so it changes nothing; the run is marked failed with the reason. So does a
-full feed that would deactivate more than FEED_MAX_DEACTIVATE_SHARE of the catalog: the
-run is held until staff confirm it (``feed_run_confirm``). Duplicates are decided by the
-file alone: the first valid row of a SKU wins.
+One transaction per run. The file is streamed through ``csv`` and each row checked once
+by the feed's row rules (``feed_parser.RowCheck``: a bad row is rejected with its line and
+reason, never half-applied); every row goes into a staging table and is applied
+set-based (``feed_merge``): one merge that writes only changed listings, the rejected
+SKUs in one statement, a full feed's deactivations in one ``UPDATE``. A file malformed
+as a whole raises out of the transaction, so it changes nothing; the run is marked
+failed with the reason. So does a full feed that would deactivate more than
+FEED_MAX_DEACTIVATE_SHARE of the catalog: the run is held until staff confirm it
+(``feed_run_confirm``). Duplicates are decided by the file alone: the first valid row of
+a SKU wins.
 
-Memory stays flat whatever the file's size: one batch of rows and a bounded list of
-rejections are all that is held.
+Per seller, one ingest at a time and in the order the files arrived: a session advisory
+lock on the seller (Postgres) is taken before a run is claimed and held until it is
+finished, older waiting files of the seller are ingested first, and a run older than one
+already applied is not applied (it would undo the newer file). A transient database
+error (deadlock, serialization failure, lost connection) is retried a few times with
+backoff, then fails the run with the error.
+
+Memory stays flat whatever the file's size: one row, the COPY buffer and the first
+REJECTIONS_KEPT rejections are all that is held.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
 from django.core.files.storage import storages
-from django.db import transaction
+from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from marketplace.catalog import dispatch
-from marketplace.catalog.feed_parser import FeedMalformed, Record, feed_records, row_validate
-from marketplace.catalog.mapping import LISTING_COLUMNS
-from marketplace.catalog.models import FeedRun, Listing, RejectedSku
-from marketplace.catalog.rejected import (
-    rejected_skus_clear,
-    rejected_skus_keep,
-    rejected_skus_prune,
-)
-from marketplace.text_rules import first_refused
+from marketplace.catalog import dispatch, feed_merge
+from marketplace.catalog.feed_parser import FeedMalformed, feed_rows
+from marketplace.catalog.models import FeedRun
 
 logger = logging.getLogger(__name__)
 
-BATCH_SIZE = 1000
-REJECTIONS_KEPT = 200
-# What a feed row sets on its listing: every listing column but the key.
-CONTENT_FIELDS = tuple(column for column in LISTING_COLUMNS if column != "sku")
-UPDATE_FIELDS = (*CONTENT_FIELDS, "active", "last_run_id", "updated_at")
+# The first key of the seller's advisory lock (the second is the seller's id): the
+# namespace of feed ingestion among the app's advisory locks.
+FEED_LOCK_NAMESPACE = 22
+# Postgres error codes of transient failures: deadlock_detected, serialization_failure;
+# the server shut the connection (admin_shutdown, crash_shutdown, cannot_connect_now);
+# and class 08, connection exceptions.
+TRANSIENT_SQLSTATES = frozenset({"40P01", "40001", "57P01", "57P02", "57P03"})
+# A run keeps its first rejections for its page; the listing-status file has them all.
+REJECTIONS_KEPT = feed_merge.REJECTIONS_KEPT
 
 
 @dataclass
@@ -55,11 +63,6 @@ class IngestCounts:
     deactivated: int = 0
     rejected: int = 0
     rejections: list[dict[str, Any]] = field(default_factory=list)
-
-    def reject(self, line: int, sku: str, reason: str) -> None:
-        self.rejected += 1
-        if len(self.rejections) < REJECTIONS_KEPT:
-            self.rejections.append({"line": line, "sku": sku[:128], "reason": reason[:300]})
 
 
 def feed_storage() -> Any:
@@ -74,12 +77,130 @@ def feed_run_claim(*, run_id: int) -> FeedRun | None:
     return FeedRun.objects.get(pk=run_id) if claimed else None
 
 
+class SellerFeedLock:
+    """One feed ingestion at a time per seller: a Postgres session advisory lock, freed by
+    Postgres itself if the worker dies (SQLite serializes writers anyway). Taken before
+    any row lock, so ingests cannot deadlock on one another. A lost connection loses the
+    lock: ``ensure`` takes it again on the connection Django opened since."""
+
+    def __init__(self, seller_id: int) -> None:
+        self.seller_id = seller_id
+        self._held_on: object = None  # the DB-API connection that holds it
+
+    def ensure(self) -> None:
+        if connection.vendor != "postgresql":
+            return
+        connection.ensure_connection()
+        if self._held_on is connection.connection:
+            return
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_lock(%s, %s)", [FEED_LOCK_NAMESPACE, self.seller_id])
+        self._held_on = connection.connection
+
+    def release(self) -> None:
+        if self._held_on is None or self._held_on is not connection.connection:
+            return  # never taken, or gone with its connection
+        self._held_on = None
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT pg_advisory_unlock(%s, %s)", [FEED_LOCK_NAMESPACE, self.seller_id]
+                )
+        except DatabaseError:
+            connection.close()  # the connection is gone, and the lock with it
+
+
+@contextmanager
+def seller_feed_lock(seller_id: int) -> Iterator[SellerFeedLock]:
+    lock = SellerFeedLock(seller_id)
+    lock.ensure()
+    try:
+        yield lock
+    finally:
+        lock.release()
+
+
 def feed_run_ingest(*, run_id: int) -> FeedRun | None:
-    """Ingest one received run; returns it finished, or None when it was not claimable."""
+    """Ingest one received run; returns it finished, or None when it was not claimable.
+
+    The seller's older files still waiting are ingested first, so files apply in the order
+    they arrived."""
+    seller_id = FeedRun.objects.filter(pk=run_id).values_list("seller_id", flat=True).first()
+    if seller_id is None:
+        return None
+    with seller_feed_lock(seller_id) as lock:
+        older = FeedRun.objects.filter(
+            seller_id=seller_id, status=FeedRun.Status.RECEIVED, pk__lt=run_id
+        ).order_by("pk")
+        for older_id in older.values_list("pk", flat=True):
+            _claimed_ingest(older_id, lock)
+        return _claimed_ingest(run_id, lock)
+
+
+def _transient(exc: DatabaseError) -> bool:
+    if isinstance(exc, InterfaceError):
+        return True
+    cause = exc.__cause__
+    sqlstate = getattr(getattr(cause, "diag", None), "sqlstate", None) or getattr(
+        cause, "sqlstate", None
+    )
+    if sqlstate in TRANSIENT_SQLSTATES or (sqlstate or "").startswith("08"):
+        return True
+    # A lost connection: psycopg raises OperationalError with no SQLSTATE.
+    return isinstance(exc, OperationalError) and sqlstate is None and not connection.is_usable()
+
+
+def _claimed_ingest(run_id: int, lock: SellerFeedLock) -> FeedRun | None:
     run = feed_run_claim(run_id=run_id)
     if run is None:
         return None
     started = time.monotonic()
+    tries = settings.FEED_INGEST_DB_TRIES
+    for attempt in range(1, tries + 1):
+        try:
+            return _ingest(run, started)
+        except DatabaseError as exc:
+            if not _transient(exc) or attempt == tries:
+                logger.exception("feed run %s: database error", run.pk)
+                if not connection.is_usable():
+                    connection.close()  # the next query (recording the failure) reconnects
+                return _finish(
+                    run,
+                    started,
+                    status=FeedRun.Status.FAILED,
+                    error=f"database error (tried {attempt} times): {exc}",
+                )
+            logger.warning("feed run %s: transient database error, retrying: %s", run.pk, exc)
+            time.sleep(settings.FEED_INGEST_DB_BACKOFF * 2 ** (attempt - 1))
+            if not connection.is_usable():
+                connection.close()
+            lock.ensure()  # again, if the lock went with a lost connection
+    raise AssertionError("unreachable")
+
+
+def _newer_applied(run: FeedRun) -> int | None:
+    return (
+        FeedRun.objects.filter(
+            seller_id=run.seller_id, status=FeedRun.Status.SUCCEEDED, pk__gt=run.pk
+        )
+        .order_by("-pk")
+        .values_list("pk", flat=True)
+        .first()
+    )
+
+
+def _ingest(run: FeedRun, started: float) -> FeedRun:
+    newer = _newer_applied(run)
+    if newer is not None:
+        return _finish(
+            run,
+            started,
+            status=FeedRun.Status.FAILED,
+            error=(
+                f"not applied: a newer file (run {newer}) was already applied, and this "
+                "older one would undo it"
+            ),
+        )
     try:
         with feed_storage().open(run.file_path, "rb") as raw, transaction.atomic():
             counts = feed_stream_apply(
@@ -110,6 +231,8 @@ def feed_run_ingest(*, run_id: int) -> FeedRun | None:
         return _finish(run, started, status=FeedRun.Status.FAILED, error=str(exc), malformed=True)
     except FileNotFoundError:
         return _finish(run, started, status=FeedRun.Status.FAILED, error="the file is gone")
+    except DatabaseError:
+        raise  # retried when transient (_claimed_ingest)
     except Exception as exc:
         logger.exception("feed run %s: ingestion crashed", run.pk)
         return _finish(
@@ -167,142 +290,71 @@ def feed_stream_apply(
     full_feed: bool,
     max_deactivate_share: float | None = None,
 ) -> IngestCounts:
-    """Parse, validate and upsert a feed stream (call inside a transaction).
+    """Parse, validate and apply a feed stream (call inside a transaction).
 
     The outcome depends on the file alone, never on what existed before: the first valid
     row of a SKU wins, later rows of that SKU are rejected as duplicates, and a rejected
     row leaves its listing as it was (not updated, not deactivated by a full feed)."""
     counts = IngestCounts()
-    active_before = (
-        Listing.objects.filter(seller_id=seller_id, active=True).count() if full_feed else 0
-    )
-    batch: list[tuple[Record, dict[str, Any]]] = []
-    # Every rejected SKU with its reason, for the listing-status file (flushed by batch).
-    rejected: dict[str, str] = {}
-    with feed_records(raw, compression=compression, delimiter=delimiter) as records:
-        for record in records:
-            counts.rows += 1
-            values = row_validate(record)
-            if isinstance(values, str):
-                sku = record.values.get("sku", "").strip()
-                if first_refused(sku) is not None:
-                    sku = ""  # never stored: Postgres refuses a NUL even in JSON
-                counts.reject(record.line, sku, values)
-                if sku:
-                    rejected[sku] = values
-                if len(rejected) >= BATCH_SIZE:
-                    _keep_rejected(seller_id, run_id, rejected)
-                    rejected = {}
-                continue
-            batch.append((record, values))
-            if len(batch) >= BATCH_SIZE:
-                # Rejections first: a SKU rejected then accepted in one window ends accepted.
-                _keep_rejected(seller_id, run_id, rejected)
-                rejected = {}
-                _apply_batch(batch, seller_id=seller_id, run_id=run_id, counts=counts)
-                batch = []
-    _keep_rejected(seller_id, run_id, rejected)
-    if batch:
-        _apply_batch(batch, seller_id=seller_id, run_id=run_id, counts=counts)
-    if counts.created + counts.updated + counts.unchanged == 0:
-        # Every row bad (or none at all): most likely a mapping or export problem. A full
-        # feed would otherwise deactivate the whole catalog.
-        raise NoValidRows(
-            f"no valid row in the file ({counts.rows} read, {counts.rejected} rejected): "
-            "nothing was changed",
-            counts,
-        )
-    if full_feed:
-        rejected_skus_prune(seller_id=seller_id, run_id=run_id)
-        # A rejected row leaves its listing as it was: not deactivated as "missing" either
-        # (the row is in the feed; its data is wrong).
-        missing = (
-            Listing.objects.filter(seller_id=seller_id, active=True)
-            .exclude(last_run_id=run_id)
-            .exclude(
-                sku__in=RejectedSku.objects.filter(seller_id=seller_id, run_id=run_id).values("sku")
+    now = timezone.now()
+    with connection.cursor() as cursor:
+        feed_merge.stage_create(cursor)
+        accepted = rejected = 0
+        with (
+            feed_rows(raw, compression=compression, delimiter=delimiter) as feed,
+            feed_merge.stage_writer(cursor) as write,
+        ):
+            check, sku_of = feed.check, feed.check.sku_of
+            blank = (None,) * len(feed_merge.CONTENT_COLUMNS)
+            for line, row in feed.rows:
+                values = check(line, row)
+                if values.__class__ is str:
+                    rejected += 1
+                    write((line, values[:300], sku_of(row), *blank))
+                else:
+                    accepted += 1
+                    write((line, None, *values))
+        duplicates = feed_merge.stage_duplicates_mark(cursor)
+        counts.rows = accepted + rejected
+        counts.rejected = rejected + duplicates
+        counts.rejections = feed_merge.stage_rejections(cursor) if counts.rejected else []
+        if accepted == 0:
+            # Every row bad (or none at all): most likely a mapping or export problem. A
+            # full feed would otherwise deactivate the whole catalog.
+            raise NoValidRows(
+                f"no valid row in the file ({counts.rows} read, {counts.rejected} rejected): "
+                "nothing was changed",
+                counts,
             )
+        active_before = (
+            feed_merge.listings_active_count(cursor, seller_id=seller_id) if full_feed else 0
         )
-        if max_deactivate_share is not None and active_before:
-            would = missing.count()
-            if would > max_deactivate_share * active_before:
+        counts.created, counts.updated = feed_merge.stage_merge(
+            cursor, seller_id=seller_id, run_id=run_id, now=now
+        )
+        counts.unchanged = accepted - duplicates - counts.created - counts.updated
+        feed_merge.stage_rejected_keep(
+            cursor, seller_id=seller_id, run_id=run_id, full_feed=full_feed, now=now
+        )
+        if full_feed:
+            counts.deactivated = feed_merge.stage_deactivate_missing(
+                cursor, seller_id=seller_id, now=now
+            )
+            would = counts.deactivated
+            if (
+                max_deactivate_share is not None
+                and active_before
+                and would > max_deactivate_share * active_before
+            ):
+                # Raised after the statements: the transaction rolls all of them back.
                 raise DeactivationHeld(
                     f"held: would deactivate {would} of {active_before} active listings "
                     f"({100 * would / active_before:.0f} %); nothing was applied until staff "
                     "confirm it",
                     counts,
                 )
-        counts.deactivated = missing.update(active=False, updated_at=timezone.now())
+        feed_merge.stage_drop(cursor)
     return counts
-
-
-def _keep_rejected(seller_id: int, run_id: int, reasons: dict[str, str]) -> None:
-    """Record the rejected SKUs but those a valid row of this run already listed (the first
-    valid row of a SKU wins; a later bad row of it is only counted)."""
-    if not reasons:
-        return
-    accepted = set(
-        Listing.objects.filter(
-            seller_id=seller_id, last_run_id=run_id, sku__in=list(reasons)
-        ).values_list("sku", flat=True)
-    )
-    rejected_skus_keep(
-        seller_id=seller_id,
-        run_id=run_id,
-        reasons={sku: reason for sku, reason in reasons.items() if sku not in accepted},
-    )
-
-
-def _apply_batch(
-    batch: list[tuple[Record, dict[str, Any]]],
-    *,
-    seller_id: int,
-    run_id: int,
-    counts: IngestCounts,
-) -> None:
-    skus = [values["sku"] for _, values in batch]
-    existing = {
-        row[0]: row[1:]
-        for row in Listing.objects.filter(seller_id=seller_id, sku__in=skus).values_list(
-            "sku", *CONTENT_FIELDS, "active", "last_run_id"
-        )
-    }
-    now = timezone.now()
-    listings: list[Listing] = []
-    in_batch: dict[str, int] = {}
-    for record, values in batch:
-        sku = values["sku"]
-        previous = existing.get(sku)
-        if sku in in_batch or (previous is not None and previous[-1] == run_id):
-            line = in_batch.get(sku)
-            where = f"line {line}" if line else "an earlier line"
-            counts.reject(record.line, sku, f"duplicate sku: already on {where} of this feed")
-            continue
-        in_batch[sku] = record.line
-        if previous is None:
-            counts.created += 1
-        elif previous[:-1] == (*(values[name] for name in CONTENT_FIELDS), True):
-            counts.unchanged += 1
-        else:
-            counts.updated += 1
-        listings.append(
-            Listing(
-                seller_id=seller_id,
-                active=True,
-                last_run_id=run_id,
-                created_at=now,
-                updated_at=now,
-                **values,
-            )
-        )
-    if listings:
-        Listing.objects.bulk_create(
-            listings,
-            update_conflicts=True,
-            unique_fields=["seller", "sku"],
-            update_fields=list(UPDATE_FIELDS),
-        )
-        rejected_skus_clear(seller_id=seller_id, skus=(listing.sku for listing in listings))
 
 
 def feed_run_confirm(*, run_id: int, actor: Any) -> FeedRun:

@@ -4,6 +4,9 @@ A file is what a failed run is retried from, and what staff look at when a selle
 why a product changed, so it is kept ``FEED_FILE_RETENTION_DAYS`` after it arrived. A
 file whose run failed as malformed (not a CSV, broken compression, no valid row) is of
 little use beyond a look by staff: it goes after ``FEED_FAILED_FILE_RETENTION_HOURS``.
+A held run's file is what staff's "Apply anyway" reads: it stays while the run can still
+be applied, whatever its age, and goes like an ended run's once a newer file of the
+seller was applied (the held one can then never be).
 The run's row stays (its counts and rejections are the history); only the file goes,
 and ``file_path`` is emptied so the page and the retry say so.
 """
@@ -14,7 +17,7 @@ import logging
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from marketplace.catalog.ingest import feed_storage
@@ -31,8 +34,14 @@ def feed_files_prune(*, now: datetime | None = None, batch_size: int = 500) -> i
     now = now or timezone.now()
     cutoff = now - timedelta(days=settings.FEED_FILE_RETENTION_DAYS)
     malformed_cutoff = now - timedelta(hours=settings.FEED_FAILED_FILE_RETENTION_HOURS)
+    superseded = Exists(
+        FeedRun.objects.filter(
+            seller_id=OuterRef("seller_id"), pk__gt=OuterRef("pk"), status=FeedRun.Status.SUCCEEDED
+        )
+    )
     return _prune(
         Q(received_at__lt=cutoff, status__in=ENDED)
+        | Q(received_at__lt=cutoff, status=FeedRun.Status.HELD) & Q(superseded)
         | Q(received_at__lt=malformed_cutoff, status=FeedRun.Status.FAILED, malformed=True),
         batch_size=batch_size,
     )

@@ -17,7 +17,7 @@ from marketplace.catalog.models import FeedRun
 RECEIVED_GRACE = timedelta(minutes=2)
 # Longer than the ingest task's hard time limit: a run still "ingesting" after this
 # lost its worker.
-INGESTING_LEASE = timedelta(minutes=35)
+INGESTING_LEASE = timedelta(seconds=settings.FEED_INGEST_TIME_LIMIT + 200)
 
 
 def feed_run_sweep() -> int:

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 from celery import shared_task
+from django.conf import settings
 
 from marketplace.catalog import ingest, retention, sweeps
 
 
-@shared_task(acks_late=True, soft_time_limit=1800, time_limit=1900)
+# The broker's visibility_timeout is above time_limit (settings/celery.py).
+@shared_task(
+    acks_late=True,
+    soft_time_limit=settings.FEED_INGEST_SOFT_TIME_LIMIT,
+    time_limit=settings.FEED_INGEST_TIME_LIMIT,
+)
 def feed_run_ingest_task(run_id: int) -> None:
     ingest.feed_run_ingest(run_id=run_id)
 

@@ -14,7 +14,7 @@ from typing import Any
 from kombu import Exchange, Queue
 
 from marketplace.settings.base import REDIS_URL, VAR_DIR, env
-from marketplace.settings.tuning import PULL_INTERVAL_SECONDS
+from marketplace.settings.tuning import FEED_INGEST_TIME_LIMIT, PULL_INTERVAL_SECONDS
 
 # The database is the truth for pending work; the broker only wakes workers, and beat
 # sweepers re-enqueue anything that waited too long (see DESIGN.md).
@@ -22,9 +22,11 @@ CELERY_DATA_DIR = Path(env.str("CELERY_DATA_DIR", default=str(VAR_DIR / "celery"
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, Any] = {
-        # Above the longest task and countdown, so an unacked task is not run twice;
-        # far below kombu's 1 h default, so a killed worker's task returns soon.
-        "visibility_timeout": 600,
+        # Above the longest task (the feed ingest's hard time limit) and countdown, so an
+        # unacked task is never delivered to a second worker while the first still runs;
+        # below kombu's 1 h default, so a killed worker's task returns sooner (the beat
+        # sweeps re-queue pending work from the database well before that anyway).
+        "visibility_timeout": FEED_INGEST_TIME_LIMIT + 300,
         "unacked_restore_interval": 10,
     }
 else:

@@ -123,6 +123,18 @@ FEED_SELLER_MAX_DELIVERIES_PER_HOUR = env.int("FEED_SELLER_MAX_DELIVERIES_PER_HO
 # Times a run's ingestion may start (each start counts); a run still "ingesting" after its
 # lease this many times lost its worker each time (a poison file): failed for good.
 FEED_INGEST_MAX_ATTEMPTS = env.int("FEED_INGEST_MAX_ATTEMPTS", default=3)
+# A transient database error during an ingest (deadlock, serialization failure, lost
+# connection) is tried again this many times in all, waiting BACKOFF s, then twice that...
+FEED_INGEST_DB_TRIES = 3
+FEED_INGEST_DB_BACKOFF = 1.0
+# The ingest task's time limits (s). A million-row feed takes about a minute; the limit is
+# for a loaded machine. The Redis broker's visibility_timeout is derived from it (celery.py):
+# a task still running past that timeout would be delivered to a second worker.
+# Postgres work_mem of an ingest's transaction (its sort and hash joins over the staged
+# rows); one ingest runs per seller at a time.
+FEED_INGEST_WORK_MEM = "64MB"
+FEED_INGEST_SOFT_TIME_LIMIT = 1800
+FEED_INGEST_TIME_LIMIT = 1900
 for _name in (
     "FEED_MAX_BYTES",
     "FEED_SELLER_MAX_STORED_BYTES",

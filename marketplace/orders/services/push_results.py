@@ -30,7 +30,7 @@ logger = logging.getLogger(__name__)
 Status = OrderSync.Status
 SKIPPED = "skipped"
 # Wake-ups further out than this are left to the sweeper: the Redis broker redelivers a
-# message not acknowledged within its visibility_timeout (600 s in settings).
+# message not acknowledged within its visibility_timeout (settings/celery.py: 2200 s).
 MAX_COUNTDOWN_SECONDS = 300.0
 RESPONSE_EXCERPT_CHARS = 2000
 # What a batch writes back to a sync row (rows_update does not touch auto_now fields).

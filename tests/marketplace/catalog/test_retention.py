@@ -95,3 +95,21 @@ def test_a_file_that_failed_as_malformed_goes_after_a_day_while_a_good_one_stays
     )
     kept = {p.relative_to(feed_folder).as_posix() for p in feed_folder.rglob("*.csv")}
     assert kept == {good.file_path, other.file_path}
+
+
+def test_a_held_file_is_kept_while_it_can_be_applied_and_goes_once_superseded(
+    received_run: Callable[..., FeedRun], settings: Any
+) -> None:
+    settings.FEED_FILE_RETENTION_DAYS = 14
+    # Given a held run older than the retention, and no newer file applied
+    held = _aged(received_run(FILE), days=30, status="held")
+
+    assert feed_files_prune() == 0  # staff may still "Apply anyway": its file stays
+    held.refresh_from_db()
+    assert held.file_path != ""
+
+    # When a newer file of the seller is applied, the held one can never be: it goes
+    _aged(received_run(FILE), days=1, status="succeeded")
+    assert feed_files_prune() == 1
+    held.refresh_from_db()
+    assert (held.status, held.file_path) == ("held", "")
