@@ -162,8 +162,9 @@ def triggers_remove(schema_editor: Any) -> None:
 def status_changes_record_all(*, seller_id: int) -> int:
     """Record every current status of the seller as a change (staff's "Re-send all"):
     one ``INSERT … SELECT``; returns the rows recorded."""
+    # Constant table names only; the seller's id is a parameter.
     changed = (
-        f"SELECT seller_id, sku FROM {LISTING} WHERE seller_id = %s "
+        f"SELECT seller_id, sku FROM {LISTING} WHERE seller_id = %s "  # noqa: S608
         f"UNION SELECT seller_id, sku FROM {REJECTED} WHERE seller_id = %s"
     )
     # Parameters follow: the SQL's own % (SQLite's strftime) must be doubled.

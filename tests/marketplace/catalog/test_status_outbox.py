@@ -23,7 +23,8 @@ MakeRun = Callable[..., FeedRun]
 def ingest(make: MakeRun, data: bytes) -> FeedRun:
     run = make(data)
     finished = feed_run_ingest(run_id=run.pk)
-    assert finished is not None and finished.status == FeedRun.Status.SUCCEEDED, finished.error
+    assert finished is not None
+    assert finished.status == FeedRun.Status.SUCCEEDED, finished.error
     return finished
 
 
@@ -52,10 +53,13 @@ def test_a_feed_with_accepted_and_rejected_rows_records_a_change_for_each(
     }
     assert len(recorded) == 3
     rejected = StatusChange.objects.get(seller=seller, sku="SKU-000003")
-    assert rejected.reason and rejected.listing_id is None and rejected.sent_at is None
+    assert rejected.reason
+    assert rejected.listing_id is None
+    assert rejected.sent_at is None
     live = StatusChange.objects.get(seller=seller, sku="SKU-000001")
     assert live.listing_id == Listing.objects.get(seller=seller, sku="SKU-000001").pk
-    assert live.status_at is not None and live.created_at is not None
+    assert live.status_at is not None
+    assert live.created_at is not None
 
 
 def test_an_unchanged_reingest_records_nothing(received_run: MakeRun, seller: Seller) -> None:
@@ -78,7 +82,8 @@ def test_rejection_acceptance_and_deactivation_are_each_recorded(
     ingest(received_run, csv_bytes([product_row(1, price="-1"), product_row(3)]))
 
     latest = {sku: (status, reason) for sku, status, reason in changes(seller, after=before)}
-    assert latest["SKU-000001"][0] == "rejected" and latest["SKU-000001"][1]
+    assert latest["SKU-000001"][0] == "rejected"
+    assert latest["SKU-000001"][1]
     assert latest["SKU-000002"] == ("inactive", "")
     assert latest["SKU-000003"] == ("live", "")
 
@@ -90,12 +95,19 @@ def test_rejection_acceptance_and_deactivation_are_each_recorded(
 
 
 def test_a_rolled_back_change_records_nothing(seller: Seller) -> None:
-    with pytest.raises(RuntimeError), transaction.atomic():
-        RejectedSku.objects.create(
-            seller=seller, sku="A", reason="bad", run_id=1, updated_at="2026-01-01T00:00Z"
-        )
-        assert changes(seller) == [("A", "rejected", "bad")]
-        raise RuntimeError
+    class Abandon(Exception):
+        pass
+
+    def change_then_fail() -> None:
+        with transaction.atomic():
+            RejectedSku.objects.create(
+                seller=seller, sku="A", reason="bad", run_id=1, updated_at="2026-01-01T00:00Z"
+            )
+            assert changes(seller) == [("A", "rejected", "bad")]
+            raise Abandon
+
+    with pytest.raises(Abandon):
+        change_then_fail()
 
     assert changes(seller) == []
 
