@@ -26,6 +26,8 @@ INSTALLED_APPS = [
     # Issue 13: the Platform API's imports.
     "sandbox.platform_api.imports.apps.ImportsConfig",
     "sandbox.platform_api.apps.PlatformApiConfig",
+    # Issue 24: the Event-Driven Sync API (EDRTS), on the catalog's databases.
+    "sandbox.edrts.apps.EdrtsConfig",
 ]
 
 MIDDLEWARE = [

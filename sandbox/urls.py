@@ -8,4 +8,5 @@ urlpatterns = [
     path("", include("sandbox.order_source.urls")),
     path("", include("sandbox.auth_api.urls")),
     path("", include("sandbox.platform_api.urls")),
+    path("", include("sandbox.edrts.urls")),
 ]

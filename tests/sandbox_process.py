@@ -341,13 +341,54 @@ class SandboxProcess:
         return response.content
 
     def set_rate_limit(self, group: str, limit: int, window_seconds: float = 60) -> dict:
-        """Calls allowed per API token in a window, for ``login``, ``accounts``, ``exports``."""
+        """Calls allowed per API token in a window, for ``login``, ``accounts``, ``exports``,
+        ``imports``; per API user for ``edrts``."""
         body = {"group": group, "limit": limit, "window_seconds": window_seconds}
         return self.control("POST", "/rate-limits", body)["limits"]
 
     def seed_demo(self, rows: int = 2000) -> dict:
         """The demo API user (marketplace-api) and its two accounts' catalogs."""
         return self.control("POST", "/seed-demo", {"rows": rows})
+
+    def db_owner_set(self, db_id: int | str, owner: str | None) -> dict:
+        """The database's owner (an API user's username, or None): EDRTS counts a product
+        created by any other API user as ``edrts_marketplace_created_product``."""
+        return self.control("POST", f"/dbs/{db_id}/owner", {"owner": owner})
+
+    # -- Event-Driven Sync, EDRTS (issue 24; sandbox/README.md) --------------------------
+
+    @property
+    def edrts_url(self) -> str:
+        """Base of the EDRTS API (the app's EDRTS_BASE_URL)."""
+        return self.base_url + "/catalog/rest.php"
+
+    def edrts_state(self, **settings: Any) -> dict:
+        """``{"base_path", "settings", "rate_limit", "stats"}``; with ``delay_seconds``,
+        ``batch_records``, ``fail_next`` or ``lose_next``, changes them first."""
+        if settings:
+            return self.control("POST", "/edrts", settings)
+        return self.control("GET", "/edrts")
+
+    def edrts_jobs(self, **params: Any) -> dict:
+        """``{"stats", "jobs": [latest first]}`` (``db_id``, ``status``, ``correlation_id``,
+        ``limit``)."""
+        return self.control("GET", "/edrts/jobs", **params)
+
+    def edrts_products(self, db_id: int | str, **params: Any) -> dict:
+        """``{"db_id", "page", "per_page", "total", "products": [{"id", "fields": {field:
+        {"value", "source", "edrts": {"value", "received_at", "set_at", ...} | None}}}]}``."""
+        return self.control("GET", "/edrts/products", db_id=db_id, **params)
+
+    def edrts_wait_idle(self, timeout: float = 10.0) -> dict:
+        """Wait until no EDRTS batch is queued; the stats."""
+        deadline = time.monotonic() + timeout
+        while True:
+            stats = self.edrts_state()["stats"]
+            if stats["jobs"]["queued"] == 0:
+                return stats
+            if time.monotonic() > deadline:
+                raise SandboxError(f"EDRTS batches still queued after {timeout}s: {stats}")
+            time.sleep(0.05)
 
     # -- order API v2 --------------------------------------------------------------------
 

@@ -33,7 +33,15 @@ APP_RANK = {
     "sellers": 1,
     "marketplace.platform": 0,
 }
-SANDBOX_ROOMS = {"common", "order_source", "orders_v2", "auth_api", "platform_api", "seller_sim"}
+SANDBOX_ROOMS = {
+    "common",
+    "order_source",
+    "orders_v2",
+    "auth_api",
+    "platform_api",
+    "edrts",
+    "seller_sim",
+}
 
 
 def _modules(top: str) -> Iterator[tuple[str, Path]]:

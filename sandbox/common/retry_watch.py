@@ -52,7 +52,8 @@ class WaitBook:
     """The waits a sandbox answer asked for, per holder (a seller's grant, an API token),
     and the early requests that break them."""
 
-    def __init__(self) -> None:
+    def __init__(self, kind: str = violations.EARLY_RETRY) -> None:
+        self._kind = kind
         self._lock = threading.Lock()
         self._waits: dict[Hashable, list[Wait]] = {}
 
@@ -82,7 +83,7 @@ class WaitBook:
         if wait is None:
             return
         violations.violation_record(
-            kind=violations.EARLY_RETRY,
+            kind=self._kind,
             seller=seller,
             client_id=client_id,
             request_id=request.sandbox_request_id,

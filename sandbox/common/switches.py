@@ -46,6 +46,9 @@ def _initial_retry_grace() -> float:
 # * schedule_paused: a schedule answer's ``paused`` is a number 0/1 (A) or a string (B).
 # * accounts: ``GET /user/accounts`` and ``/user/list-accounts`` both served (A), or
 #   ``/user/accounts`` answers 404 as if removed (B).
+# * edrts_answer: an EDRTS ``PUT``/``DELETE /db/{db_id}`` answers ``data`` as ``{"sku_count",
+#   "batches"}`` (A) or as ``{"requests_in_queue", "last_processed_job"}`` (B); the
+#   contract shows both and a client must accept either.
 READING_POINTS = (
     "import_cron",
     "schedule_hour",
@@ -54,6 +57,7 @@ READING_POINTS = (
     "export_delivery_url",
     "schedule_paused",
     "accounts",
+    "edrts_answer",
 )
 READINGS = ("A", "B")
 

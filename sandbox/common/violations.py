@@ -9,6 +9,12 @@ Kinds:
 * ``api_token_headers``: an /api.php call (every one but ``/login``) without both
   ``x-api-key`` and ``Authorization: Bearer``, or with two different tokens in them
   (``auth_api.endpoint``; the call is refused 401).
+* ``edrts_reset_window``: an EDRTS request from an API user that arrived after a 429 and
+  before its ``X-Rate-Limit-Reset`` (``edrts.waits``; answered as usual, not refused).
+* ``edrts_record_over_5kb``: an EDRTS record over 5 000 bytes as JSON text in UTF-8 (the
+  request is refused 400, nothing applied).
+* ``edrts_marketplace_created_product``: an EDRTS update by an API user other than the
+  database's owner named an id the database did not have, so a product was created.
 
 The end-to-end tests assert there are none; the inspection API and page show them.
 """
@@ -23,7 +29,18 @@ EARLY_RETRY = "early_retry"
 SHIPPED_WHILE_UNFULFILLED = "shipped_while_unfulfilled"
 REFRESH_TOKEN_REUSE = "refresh_token_reuse"
 API_TOKEN_HEADERS = "api_token_headers"
-KINDS = (EARLY_RETRY, SHIPPED_WHILE_UNFULFILLED, REFRESH_TOKEN_REUSE, API_TOKEN_HEADERS)
+EDRTS_RESET_WINDOW = "edrts_reset_window"
+EDRTS_RECORD_OVER_5KB = "edrts_record_over_5kb"
+EDRTS_MARKETPLACE_CREATED_PRODUCT = "edrts_marketplace_created_product"
+KINDS = (
+    EARLY_RETRY,
+    SHIPPED_WHILE_UNFULFILLED,
+    REFRESH_TOKEN_REUSE,
+    API_TOKEN_HEADERS,
+    EDRTS_RESET_WINDOW,
+    EDRTS_RECORD_OVER_5KB,
+    EDRTS_MARKETPLACE_CREATED_PRODUCT,
+)
 RECENT_SIZE = 500
 
 _lock = threading.Lock()

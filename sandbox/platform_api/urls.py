@@ -74,6 +74,7 @@ urlpatterns = [
 urlpatterns += [
     path("sandbox/api/seed-demo", catalog_control.seed_demo, name="sandbox_seed_demo"),
     path("sandbox/api/dbs", catalog_control.dbs, name="sandbox_dbs"),
+    path("sandbox/api/dbs/<int:db_id>/owner", catalog_control.db_owner, name="sandbox_db_owner"),
     path("sandbox/api/dbs/<int:db_id>/rows", catalog_control.db_rows, name="sandbox_db_rows"),
     path(
         "sandbox/api/dbs/<int:db_id>/generate",

@@ -8,6 +8,7 @@ contract's message and ``Retry-After``. Limits per group are set through the con
 """
 
 import math
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -17,6 +18,9 @@ DEFAULT_LIMITS: dict[str, tuple[int, float]] = {
     "accounts": (300, 60.0),
     "exports": (300, 60.0),
     "imports": (300, 60.0),
+    # The Event-Driven Sync API (sandbox/edrts), per API user: the published guidance for
+    # batches of 25-50 records; ``SANDBOX_EDRTS_RATE_LIMIT`` changes the default.
+    "edrts": (int(os.environ.get("SANDBOX_EDRTS_RATE_LIMIT", "") or 300), 60.0),
 }
 
 

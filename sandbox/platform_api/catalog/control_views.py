@@ -4,7 +4,7 @@ list and change its rows, load a generated catalog, seed the demo data."""
 from django.http import HttpRequest, JsonResponse
 from django.shortcuts import get_object_or_404
 
-from sandbox.auth_api.models import PlatformAccount
+from sandbox.auth_api.models import PlatformAccount, PlatformUser
 from sandbox.auth_api.users import account_upsert
 from sandbox.common.api_php.control import platform_control, required_text
 from sandbox.common.json_bodies import BadBody, json_object_body
@@ -31,6 +31,19 @@ def _account(body: dict) -> PlatformAccount:
     return account_upsert(account_name=required_text(body, "account_name"))
 
 
+def _owner(body: dict) -> PlatformUser | None:
+    """``owner``: the seller's own API user (a username), or null for none."""
+    name = body.get("owner")
+    if name is None:
+        return None
+    if not isinstance(name, str) or not name:
+        raise BadBody("owner must be an API user's username or null")
+    user = PlatformUser.objects.filter(username=name).first()
+    if user is None:
+        raise BadBody(f"owner: no API user {name!r}")
+    return user
+
+
 @platform_control(("GET", "POST"))
 def dbs(request: HttpRequest) -> JsonResponse:
     if request.method == "GET":
@@ -48,9 +61,26 @@ def dbs(request: HttpRequest) -> JsonResponse:
     db = db_create(
         account=_account(body), name=required_text(body, "name"), fields=fields, rows=rows
     )
+    owner = _owner(body)
+    if owner is not None:
+        db.owner = owner
+        db.save(update_fields=["owner"])
     generate = _whole(body, "generate", 0)
     if generate:
         db_generate(db=db, count=generate, seed=_whole(body, "seed", 1), replace=False)
+    return JsonResponse(db_json(db))
+
+
+@platform_control(("POST",))
+def db_owner(request: HttpRequest, db_id: int) -> JsonResponse:
+    """``{"owner": username or null}``: who owns the database (EDRTS counts a product created
+    by any other API user as a marketplace's doing)."""
+    db = get_object_or_404(CatalogDatabase, id=db_id)
+    body = json_object_body(request)
+    if "owner" not in body:
+        raise BadBody("owner (a username, or null) is required")
+    db.owner = _owner(body)
+    db.save(update_fields=["owner"])
     return JsonResponse(db_json(db))
 
 

@@ -2,7 +2,7 @@
 
 from django.db import models
 
-from sandbox.auth_api.models import PlatformAccount
+from sandbox.auth_api.models import PlatformAccount, PlatformUser
 
 
 class CatalogDatabase(models.Model):
@@ -10,6 +10,11 @@ class CatalogDatabase(models.Model):
     name = models.CharField(max_length=200)
     # The database's fields, in order (rows may leave any of them empty).
     fields = models.JSONField(default=list)
+    # The seller's own API user, when known: any other API user writing to the database
+    # (through EDRTS) is a marketplace, which must not create products there.
+    owner = models.ForeignKey(
+        PlatformUser, null=True, blank=True, on_delete=models.SET_NULL, related_name="owned_dbs"
+    )
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
 

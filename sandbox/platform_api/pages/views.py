@@ -18,6 +18,7 @@ from sandbox.auth_api.models import OutboxEmail, PlatformAccount, PlatformUser
 from sandbox.common import clock
 from sandbox.common.api_php import rate_limits
 from sandbox.common.api_php.errors import ApiError
+from sandbox.common.pages import db_sections
 from sandbox.platform_api.catalog.models import CatalogDatabase
 from sandbox.platform_api.exports.models import Export, ExportRun
 from sandbox.platform_api.exports.records import export_json
@@ -109,6 +110,8 @@ def db_page(request: HttpRequest, db_id: int) -> HttpResponse:
             "keep": keep,
             "exports": db.exports.order_by("id"),
             "imports": imports_with_last_log(db=db),
+            # What other rooms show of this database (EDRTS jobs and fields).
+            "sections": db_sections(request, db.id),
             "note": request.GET.get("note"),
             # An import run from this page: its log is fetched when the run ends.
             "watch": int(watch) if (watch := request.GET.get("watch", "")).isdigit() else None,

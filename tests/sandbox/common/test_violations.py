@@ -236,6 +236,9 @@ def test_violations_show_in_state_and_page_and_reset_clears_them(
         "shipped_while_unfulfilled": 1,
         "refresh_token_reuse": 1,
         "api_token_headers": 0,
+        "edrts_reset_window": 0,
+        "edrts_record_over_5kb": 0,
+        "edrts_marketplace_created_product": 0,
     }
     assert [v["kind"] for v in report["recent"]] == [
         "refresh_token_reuse",

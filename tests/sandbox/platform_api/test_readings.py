@@ -35,6 +35,7 @@ POINTS = {
     "export_delivery_url",
     "schedule_paused",
     "accounts",
+    "edrts_answer",
 }
 DECODED_MAPS = {
     "SKU": "id",

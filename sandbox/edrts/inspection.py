@@ -1,0 +1,124 @@
+"""What the control API and the page read of EDRTS: jobs, stats, and per product its
+``mp_*`` fields with who set them last (``edrts`` when the value is the one EDRTS set,
+else ``import``) and when EDRTS last set each (received → processed, wall-clock)."""
+
+from django.db.models import Count, Q, Sum
+
+from sandbox.common.api_php import rate_limits
+from sandbox.edrts import state
+from sandbox.edrts.endpoint import GROUP
+from sandbox.edrts.models import EdrtsFieldStamp, EdrtsJob
+from sandbox.platform_api.catalog.models import CatalogDatabase, CatalogRow
+
+MP_PREFIX = "mp_"
+
+
+def _iso(moment: object) -> str | None:
+    return moment.isoformat() if moment is not None else None  # type: ignore[attr-defined]
+
+
+def job_json(job: EdrtsJob) -> dict:
+    return {
+        "id": job.id,
+        "db_id": job.db_id,
+        "correlation_id": job.correlation_id,
+        "batch_index": job.batch_index,
+        "kind": job.kind,
+        "status": job.status,
+        "records": job.record_count,
+        "api_user": job.username,
+        "token_name": job.token_name,
+        "marketplace": job.marketplace,
+        "received_at": _iso(job.received_at),
+        "due_at": _iso(job.due_at),
+        "processed_at": _iso(job.processed_at),
+        "processing_seconds": (
+            round((job.processed_at - job.received_at).total_seconds(), 3)
+            if job.processed_at is not None
+            else None
+        ),
+        "created": job.created,
+        "updated": job.updated,
+        "deleted": job.deleted,
+        "errors": job.errors,
+    }
+
+
+def stats(db_id: int | None = None) -> dict:
+    jobs = EdrtsJob.objects.all() if db_id is None else EdrtsJob.objects.filter(db_id=db_id)
+    totals = jobs.aggregate(
+        **{s: Count("id", filter=Q(status=s)) for s, _ in EdrtsJob.STATUSES},
+        records=Sum("record_count"),
+        records_processed=Sum("record_count", filter=Q(status=EdrtsJob.PROCESSED)),
+        created=Sum("created"),
+        updated=Sum("updated"),
+        deleted=Sum("deleted"),
+    )
+    job_counts = {s: totals[s] for s, _ in EdrtsJob.STATUSES}
+    sums = {
+        k: totals[k] or 0 for k in ("records", "records_processed", "created", "updated", "deleted")
+    }
+    answer = {"jobs": job_counts, **sums}
+    if db_id is None:
+        answer["requests"] = state.counters()
+    return answer
+
+
+def state_json() -> dict:
+    return {
+        "base_path": "/catalog/rest.php",
+        "settings": state.settings_snapshot(),
+        "rate_limit": rate_limits.snapshot()[GROUP],
+        "stats": stats(),
+    }
+
+
+def products_json(
+    *, db: CatalogDatabase, page: int, per_page: int, edrts_only: bool, key: str | None
+) -> dict:
+    rows = CatalogRow.objects.filter(db=db)
+    if key is not None:
+        rows = rows.filter(key=key)
+    if edrts_only:
+        stamped = EdrtsFieldStamp.objects.filter(db=db).values("key")
+        rows = rows.filter(key__in=stamped)
+    total = rows.count()
+    chosen = list(rows.order_by("id")[(page - 1) * per_page : page * per_page])
+    stamps: dict[str, dict[str, EdrtsFieldStamp]] = {}
+    for stamp in EdrtsFieldStamp.objects.filter(
+        db=db, key__in=[r.key for r in chosen]
+    ).select_related("job"):
+        stamps.setdefault(stamp.key, {})[stamp.field] = stamp
+    mp_fields = [f for f in db.fields if f.startswith(MP_PREFIX)]
+    products = []
+    for row in chosen:
+        own = stamps.get(row.key, {})
+        fields = {}
+        for field in [*mp_fields, *(f for f in own if f not in mp_fields)]:
+            value = str(row.data.get(field, ""))
+            stamp = own.get(field)
+            if stamp is not None and stamp.value == value:
+                source = "edrts"
+            else:
+                source = "import" if value else ""
+            fields[field] = {
+                "value": value,
+                "source": source,
+                "edrts": None
+                if stamp is None
+                else {
+                    "value": stamp.value,
+                    "received_at": _iso(stamp.received_at),
+                    "set_at": _iso(stamp.set_at),
+                    "correlation_id": stamp.job.correlation_id if stamp.job else None,
+                    "batch_index": stamp.job.batch_index if stamp.job else None,
+                },
+            }
+        products.append({"id": row.key, "fields": fields})
+    return {
+        "db_id": db.id,
+        "page": page,
+        "per_page": per_page,
+        "total": total,
+        "products": products,
+    }

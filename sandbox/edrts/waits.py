@@ -1,0 +1,29 @@
+"""Requests inside a reset window: after a 429, an API user must wait for the
+``X-Rate-Limit-Reset`` it named. A request arriving before that (later than the in-flight
+grace of ``retry_watch``) is an ``edrts_reset_window`` violation, counted, not refused."""
+
+from django.http import HttpRequest, HttpResponse
+
+from sandbox.auth_api.models import PlatformUser
+from sandbox.common import violations
+from sandbox.common.retry_watch import WaitBook
+
+_users = WaitBook(kind=violations.EDRTS_RESET_WINDOW)
+
+
+def reset() -> None:
+    _users.reset()
+
+
+def check_arrival(user: PlatformUser, request: HttpRequest, *, arrived_at: float) -> None:
+    _users.check_arrival(
+        user.id,
+        request,
+        arrived_at=arrived_at,
+        seller=user.username,
+        client_id=f"api-user:{user.username}",
+    )
+
+
+def note_answer(user: PlatformUser, request: HttpRequest, response: HttpResponse) -> None:
+    _users.note_answer(user.id, request, response)
