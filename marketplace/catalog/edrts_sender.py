@@ -221,7 +221,9 @@ def _drain(seller_id: int, *, force: bool) -> DrainResult:
         step = _step(sync, source, targets, result)
         if step is not None:
             return step
-    result.again_in = 0.0  # handed over: more to send
+        if result.requests >= settings.EDRTS_REQUESTS_PER_DRAIN:
+            break  # the worker's turn goes to the next seller; this one is queued again
+    result.again_in = 0.0  # handed over: more may wait
     return result
 
 

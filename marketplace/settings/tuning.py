@@ -149,6 +149,9 @@ EDRTS_HOLD_MAX_WAIT = 2.0
 # One drain per seller at a time: its lease, and how long it drains before handing over.
 EDRTS_LEASE_SECONDS = 120.0
 EDRTS_DRAIN_SECONDS = 30.0
+# Requests one drain sends before it queues itself again: sellers take turns on the
+# workers (a seller with a 100 000-status backlog never starves the others).
+EDRTS_REQUESTS_PER_DRAIN = 2
 # Failed sends back off from EDRTS_BACKOFF_BASE doubling to EDRTS_BACKOFF_CAP; after
 # EDRTS_MAX_FAILURES in a row the seller's sync waits for staff (the page shows the
 # error; "Re-send all" or "Retry now" starts it again; the daily import repairs meanwhile).
