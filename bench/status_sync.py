@@ -145,6 +145,13 @@ def run(
                 break
             page += 1
     first_change = min(changed_at.values())
+    # Where the time goes: the changes' own span, and change -> accepted by the platform.
+    sent_after = [
+        (sent - created).total_seconds()
+        for created, sent in StatusChange.objects.filter(outcome="sent").values_list(
+            "created_at", "sent_at"
+        )
+    ]
     total_s = last_set - first_change
     requests = after["requests"] - before["requests"]
     records = after["records_received"] - before["records_received"]
@@ -161,6 +168,9 @@ def run(
         "records_per_request": round(records / requests, 1) if requests else 0,
         "rate_limited": after["rate_limited"] - before["rate_limited"],
         "total_s": round(total_s, 2),
+        "changes_span_s": round(max(changed_at.values()) - first_change, 2),
+        "sent_p50_s": round(_percentile(sent_after, 0.5), 2),
+        "sent_p95_s": round(_percentile(sent_after, 0.95), 2),
         "minimum_s": round(minimum_s, 2),
         "total_ratio": round(total_s / minimum_s, 2),
         "violations": violations,
