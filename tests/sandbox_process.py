@@ -364,7 +364,8 @@ class SandboxProcess:
 
     def edrts_state(self, **settings: Any) -> dict:
         """``{"base_path", "settings", "rate_limit", "stats"}``; with ``delay_seconds``,
-        ``batch_records``, ``fail_next`` or ``lose_next``, changes them first."""
+        ``batch_records``, ``fail_next``, ``lose_next`` or ``unavailable_next``, changes them
+        first."""
         if settings:
             return self.control("POST", "/edrts", settings)
         return self.control("GET", "/edrts")
@@ -378,6 +379,12 @@ class SandboxProcess:
         """``{"db_id", "page", "per_page", "total", "products": [{"id", "fields": {field:
         {"value", "source", "edrts": {"value", "received_at", "set_at", ...} | None}}}]}``."""
         return self.control("GET", "/edrts/products", db_id=db_id, **params)
+
+    def edrts_stamps(self, **params: Any) -> list[dict]:
+        """Every field EDRTS set, oldest first: ``[{"db_id", "id", "field", "value",
+        "received_at", "set_at", "correlation_id", "batch_index"}]`` (``db_id``, ``field``,
+        ``since`` (RFC 3339, set after), ``limit`` ≤ 200 000)."""
+        return self.control("GET", "/edrts/stamps", **params)["stamps"]
 
     def edrts_wait_idle(self, timeout: float = 10.0) -> dict:
         """Wait until no EDRTS batch is queued; the stats."""

@@ -20,6 +20,7 @@ from sandbox.edrts import state, waits
 
 GROUP = "edrts"
 INVALID_TOKEN = "Invalid API token"
+UNAVAILABLE = "Service unavailable (sandbox fault)"
 View = Callable[..., HttpResponse]
 
 
@@ -38,7 +39,10 @@ def _limited(request: HttpRequest, user: object, call: Callable[[], HttpResponse
     assert isinstance(user, PlatformUser)
     waits.check_arrival(user, request, arrived_at=time.time())
     decision = rate_limits.take(GROUP, f"user:{user.id}")
-    if decision.allowed:
+    if decision.allowed and state.take_unavailable():
+        response = fail(UNAVAILABLE, 503)
+        state.count(requests=1, unavailable=1)
+    elif decision.allowed:
         response = call()
         state.count(
             requests=1,

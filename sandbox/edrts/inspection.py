@@ -2,6 +2,8 @@
 ``mp_*`` fields with who set them last (``edrts`` when the value is the one EDRTS set,
 else ``import``) and when EDRTS last set each (received → processed, wall-clock)."""
 
+from datetime import datetime
+
 from django.db.models import Count, Q, Sum
 
 from sandbox.common.api_php import rate_limits
@@ -30,7 +32,6 @@ def job_json(job: EdrtsJob) -> dict:
         "token_name": job.token_name,
         "marketplace": job.marketplace,
         "received_at": _iso(job.received_at),
-        "due_at": _iso(job.due_at),
         "processed_at": _iso(job.processed_at),
         "processing_seconds": (
             round((job.processed_at - job.received_at).total_seconds(), 3)
@@ -83,12 +84,12 @@ def products_json(
         stamped = EdrtsFieldStamp.objects.filter(db=db).values("key")
         rows = rows.filter(key__in=stamped)
     total = rows.count()
-    chosen = list(rows.order_by("id")[(page - 1) * per_page : page * per_page])
-    stamps: dict[str, dict[str, EdrtsFieldStamp]] = {}
-    for stamp in EdrtsFieldStamp.objects.filter(
-        db=db, key__in=[r.key for r in chosen]
-    ).select_related("job"):
-        stamps.setdefault(stamp.key, {})[stamp.field] = stamp
+    chosen = list(rows.order_by("id").only("key", "data")[(page - 1) * per_page : page * per_page])
+    stamps: dict[str, dict[str, dict]] = {}
+    for stamp in EdrtsFieldStamp.objects.filter(db=db, key__in=[r.key for r in chosen]).values(
+        "key", "field", "value", "received_at", "set_at", "job__correlation_id", "job__batch_index"
+    ):
+        stamps.setdefault(stamp["key"], {})[stamp["field"]] = stamp
     mp_fields = [f for f in db.fields if f.startswith(MP_PREFIX)]
     products = []
     for row in chosen:
@@ -97,7 +98,7 @@ def products_json(
         for field in [*mp_fields, *(f for f in own if f not in mp_fields)]:
             value = str(row.data.get(field, ""))
             stamp = own.get(field)
-            if stamp is not None and stamp.value == value:
+            if stamp is not None and stamp["value"] == value:
                 source = "edrts"
             else:
                 source = "import" if value else ""
@@ -107,11 +108,11 @@ def products_json(
                 "edrts": None
                 if stamp is None
                 else {
-                    "value": stamp.value,
-                    "received_at": _iso(stamp.received_at),
-                    "set_at": _iso(stamp.set_at),
-                    "correlation_id": stamp.job.correlation_id if stamp.job else None,
-                    "batch_index": stamp.job.batch_index if stamp.job else None,
+                    "value": stamp["value"],
+                    "received_at": _iso(stamp["received_at"]),
+                    "set_at": _iso(stamp["set_at"]),
+                    "correlation_id": stamp["job__correlation_id"],
+                    "batch_index": stamp["job__batch_index"],
                 },
             }
         products.append({"id": row.key, "fields": fields})
@@ -122,3 +123,41 @@ def products_json(
         "total": total,
         "products": products,
     }
+
+
+def stamps_json(
+    *, db_id: int | None, field: str | None, since: datetime | None, limit: int
+) -> dict:
+    """``{"count", "stamps": [{"db_id", "id", "field", "value", "received_at", "set_at",
+    "correlation_id", "batch_index"}]}`` in the order set (oldest first)."""
+    rows = EdrtsFieldStamp.objects.all()
+    if db_id is not None:
+        rows = rows.filter(db_id=db_id)
+    if field is not None:
+        rows = rows.filter(field=field)
+    if since is not None:
+        rows = rows.filter(set_at__gt=since)
+    chosen = rows.order_by("set_at", "id").values_list(
+        "db_id",
+        "key",
+        "field",
+        "value",
+        "received_at",
+        "set_at",
+        "job__correlation_id",
+        "job__batch_index",
+    )[:limit]
+    found = [
+        {
+            "db_id": db,
+            "id": key,
+            "field": name,
+            "value": value,
+            "received_at": _iso(received),
+            "set_at": _iso(set_at),
+            "correlation_id": correlation_id,
+            "batch_index": batch_index,
+        }
+        for db, key, name, value, received, set_at, correlation_id, batch_index in chosen
+    ]
+    return {"count": len(found), "stamps": found}

@@ -2,7 +2,6 @@
 ``DELETE`` answer's ``data`` (reading A and B of ``edrts_answer``) and the job endpoint's."""
 
 import uuid
-from datetime import timedelta
 
 from django.db import transaction
 from django.http import HttpRequest
@@ -28,7 +27,6 @@ def jobs_queue(
     settings = state.settings_snapshot()
     size = max(1, int(settings["batch_records"]))
     received = timezone.now()
-    due = received + timedelta(seconds=float(settings["delay_seconds"]))
     token = getattr(request, "platform_token", None)
     correlation_id = uuid.uuid4().hex
     jobs = [
@@ -45,7 +43,6 @@ def jobs_queue(
             marketplace=db.owner_id != user.id,
             request_id=getattr(request, "sandbox_request_id", ""),
             received_at=received,
-            due_at=due,
         )
         for index, start in enumerate(range(0, len(items), size))
     ]
@@ -78,6 +75,7 @@ def accepted_data(
     last = (
         EdrtsJob.objects.filter(db=db, processed_at__isnull=False)
         .exclude(status=EdrtsJob.LOST)
+        .defer("payload")
         .order_by("-processed_at", "-id")
         .first()
     )

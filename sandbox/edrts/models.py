@@ -32,9 +32,8 @@ class EdrtsJob(models.Model):
     marketplace = models.BooleanField(default=True)
     request_id = models.CharField(max_length=64, blank=True)
     status = models.CharField(max_length=10, choices=STATUSES, default=QUEUED)
+    # Processed no sooner than the processing delay after this (the delay in force then).
     received_at = models.DateTimeField()
-    # Not processed before this (received + the processing delay).
-    due_at = models.DateTimeField()
     processed_at = models.DateTimeField(null=True, blank=True)
     errors = models.JSONField(default=list)
     created = models.PositiveIntegerField(default=0)
@@ -44,7 +43,7 @@ class EdrtsJob(models.Model):
     class Meta:
         ordering = ["id"]
         indexes = [
-            models.Index(fields=["status", "due_at"], name="sbx_edrts_job_due"),
+            models.Index(fields=["status", "received_at"], name="sbx_edrts_job_due"),
             models.Index(fields=["db", "correlation_id"], name="sbx_edrts_job_corr"),
         ]
 

@@ -28,7 +28,7 @@ def _context(db: CatalogDatabase, *, products: dict) -> dict:
         "stats": inspection.stats(db.id),
         "jobs": [
             inspection.job_json(j)
-            for j in EdrtsJob.objects.filter(db=db).order_by("-id")[:SECTION_JOBS]
+            for j in EdrtsJob.objects.filter(db=db).defer("payload").order_by("-id")[:SECTION_JOBS]
         ],
         "fields": fields,
         "rows": rows,

@@ -8,6 +8,8 @@ reset, like the rest of the sandbox's switches).
 * ``fail_next`` / ``lose_next``: the next N batches the worker takes fail (nothing applied,
   status ``failed``, every record in ``errors``) or are lost (nothing applied, the job
   endpoint answers 404: what reconciliation must repair).
+* ``unavailable_next``: the next N authenticated EDRTS calls answer 503 (after the rate
+  limit counted them; nothing queued), for a client's retries.
 """
 
 import os
@@ -33,6 +35,7 @@ class Settings:
     batch_records: int
     fail_next: int = 0
     lose_next: int = 0
+    unavailable_next: int = 0
 
 
 def _initial() -> Settings:
@@ -49,6 +52,7 @@ COUNTER_NAMES = (
     "accepted",
     "refused",
     "rate_limited",
+    "unavailable",
     "records_received",
     "records_over_5kb",
     "bytes_received",
@@ -79,6 +83,15 @@ def take_fault() -> str | None:
             current.lose_next -= 1
             return "lose"
         return None
+
+
+def take_unavailable() -> bool:
+    """For the endpoint: whether this call answers 503 (``unavailable_next``)."""
+    with _lock:
+        if current.unavailable_next > 0:
+            current.unavailable_next -= 1
+            return True
+        return False
 
 
 def count(**amounts: int) -> None:

@@ -17,6 +17,7 @@ urlpatterns = [
     ),
     path("sandbox/api/edrts", control_views.edrts_state, name="sandbox_edrts"),
     path("sandbox/api/edrts/jobs", control_views.jobs, name="sandbox_edrts_jobs"),
+    path("sandbox/api/edrts/stamps", control_views.stamps, name="sandbox_edrts_stamps"),
     path("sandbox/api/edrts/products", control_views.products, name="sandbox_edrts_products"),
     path("sandbox/edrts/dbs/<int:db_id>/", page.db_page, name="sandbox_edrts_db"),
 ]

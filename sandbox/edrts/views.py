@@ -33,9 +33,9 @@ def job_detail(
 ) -> JsonResponse:
     db = db_for_user(user=user, db_id=db_id)
     job = (
-        EdrtsJob.objects.filter(
-            db=db, correlation_id=correlation_id, batch_index=int(batch_index)
-        ).first()
+        EdrtsJob.objects.filter(db=db, correlation_id=correlation_id, batch_index=int(batch_index))
+        .defer("payload")
+        .first()
         if batch_index.isdigit()
         else None
     )

@@ -26,4 +26,7 @@ def check_arrival(user: PlatformUser, request: HttpRequest, *, arrived_at: float
 
 
 def note_answer(user: PlatformUser, request: HttpRequest, response: HttpResponse) -> None:
-    _users.note_answer(user.id, request, response)
+    """Only a 429 opens a wait: a 503 fault also carries the window's reset time, which
+    asks for no wait."""
+    if response.status_code == 429:
+        _users.note_answer(user.id, request, response)

@@ -10,8 +10,10 @@ fail or lose the batch (``state``): nothing is applied then.
 """
 
 import logging
+from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import Model
 from django.utils import timezone
 
 from sandbox.common import clock, violations
@@ -24,9 +26,62 @@ log = logging.getLogger(__name__)
 IDLE_PAUSE_SECONDS = 0.05
 FAILED_MESSAGE = "Batch failed (sandbox fault): nothing was applied"
 NOT_FOUND_MESSAGE = "No product with this id"
+CHUNK = 500  # rows a statement (7 parameters each: well under SQLite's 32 766)
 
 
-def _apply_update(job: EdrtsJob, db: CatalogDatabase, processed_at: object) -> None:
+def _prep(model: type[Model], field: str, value: object) -> object:
+    return model._meta.get_field(field).get_db_prep_save(value, connection)
+
+
+def _chunks(items: list, size: int) -> list[list]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+def _rows_save(rows: list[CatalogRow], now: datetime) -> None:
+    """One UPDATE per 500 rows from a VALUES list (SQLite and Postgres both take it; the
+    ORM's ``bulk_update`` builds a CASE per row, and one statement per row is slow on
+    Postgres)."""
+    table = CatalogRow._meta.db_table
+    stamp = _prep(CatalogRow, "updated_at", now)
+    with connection.cursor() as cursor:
+        for chunk in _chunks(rows, CHUNK):
+            values = ", ".join(["(%s, %s)"] * len(chunk))
+            params: list[object] = []
+            for row in chunk:
+                params += [row.pk, _prep(CatalogRow, "data", row.data)]
+            cursor.execute(
+                f"WITH v(id, data) AS (VALUES {values}) "  # noqa: S608
+                f"UPDATE {table} SET data = (SELECT v.data FROM v WHERE v.id = {table}.id), "
+                f"updated_at = %s WHERE id IN (SELECT v.id FROM v)",
+                [*params, stamp],
+            )
+
+
+def _stamps_save(
+    job: EdrtsJob, db: CatalogDatabase, stamps: dict[tuple[str, str], str], set_at: datetime
+) -> None:
+    """Upsert the stamps, 500 a statement (SQLite and Postgres both take ``ON CONFLICT …
+    DO UPDATE``)."""
+    table = EdrtsFieldStamp._meta.db_table
+    received = _prep(EdrtsFieldStamp, "received_at", job.received_at)
+    processed = _prep(EdrtsFieldStamp, "set_at", set_at)
+    key, field = connection.ops.quote_name("key"), connection.ops.quote_name("field")
+    with connection.cursor() as cursor:
+        for chunk in _chunks(list(stamps.items()), CHUNK):
+            values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s)"] * len(chunk))
+            params: list[object] = []
+            for (product, name), value in chunk:
+                params += [db.id, product, name, value, received, processed, job.id]
+            cursor.execute(
+                f"INSERT INTO {table} (db_id, {key}, {field}, value, received_at, set_at, job_id) "  # noqa: S608
+                f"VALUES {values} ON CONFLICT (db_id, {key}, {field}) DO UPDATE SET "
+                "value = excluded.value, received_at = excluded.received_at, "
+                "set_at = excluded.set_at, job_id = excluded.job_id",
+                params,
+            )
+
+
+def _apply_update(job: EdrtsJob, db: CatalogDatabase, processed_at: datetime) -> None:
     records: list[dict[str, str]] = job.payload
     # In first-seen order, after the database's own (as an import adds its targets).
     new_fields = [f for r in records for f in r if f not in db.fields]
@@ -69,28 +124,11 @@ def _apply_update(job: EdrtsJob, db: CatalogDatabase, processed_at: object) -> N
                 changed[row.pk] = row
         for field, value in values.items():
             stamps[(key, field)] = value
-    CatalogRow.objects.bulk_update(list(changed.values()), ["data", "updated_at"], batch_size=500)
+    _rows_save(list(changed.values()), now)
     for row in created:
         row.updated_at = now
     CatalogRow.objects.bulk_create(created, batch_size=500)
-    EdrtsFieldStamp.objects.bulk_create(
-        [
-            EdrtsFieldStamp(
-                db=db,
-                key=key,
-                field=field,
-                value=value,
-                received_at=job.received_at,
-                set_at=processed_at,
-                job=job,
-            )
-            for (key, field), value in stamps.items()
-        ],
-        update_conflicts=True,
-        unique_fields=["db", "key", "field"],
-        update_fields=["value", "received_at", "set_at", "job"],
-        batch_size=500,
-    )
+    _stamps_save(job, db, stamps, processed_at)
     job.created, job.updated = len(created), updated
     CatalogDatabase.objects.filter(id=db.id).update(fields=db.fields, updated_at=now)
 
@@ -136,8 +174,9 @@ def job_process(job: EdrtsJob) -> None:
 
 def tick() -> bool:
     """Process the oldest due batch; True when there was one (the loop goes on at once)."""
+    delay = timedelta(seconds=float(state.settings_snapshot()["delay_seconds"]))
     job = (
-        EdrtsJob.objects.filter(status=EdrtsJob.QUEUED, due_at__lte=timezone.now())
+        EdrtsJob.objects.filter(status=EdrtsJob.QUEUED, received_at__lte=timezone.now() - delay)
         .order_by("id")
         .first()
     )
