@@ -133,3 +133,15 @@ def test_re_send_all_records_every_current_status(received_run: MakeRun, seller:
         ("SKU-000001", "live", ""),
         ("SKU-000002", "rejected", changes(seller)[-1][2]),
     ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_seller_with_listings_and_rejections_can_be_deleted(seller: Seller) -> None:
+    Listing.objects.create(seller=seller, sku="A", price="1.00")
+    RejectedSku.objects.create(
+        seller=seller, sku="B", reason="bad", run_id=1, updated_at="2026-01-01T00:00Z"
+    )
+
+    seller.user.delete()
+
+    assert not StatusChange.objects.filter(seller_id=seller.pk).exists()
