@@ -71,6 +71,8 @@ class DrainResult:
     records: int = 0
     skipped: int = 0
     busy: bool = False
+    # Backing off, or stopped until staff retry: nothing is queued until then.
+    held: bool = False
     # Seconds until the drain should run again (a linger, a 429, a backoff), or None.
     again_in: float | None = None
     error: str = ""
@@ -163,7 +165,7 @@ def status_sync_drain(*, seller_id: int, force: bool = False) -> DrainResult:
         _lease_release(seller_id)
     if result.again_in is not None:
         dispatch.status_sync_drain_enqueue(seller_id, countdown=result.again_in)
-    elif not result.error and _unsent_exists(seller_id):
+    elif not result.error and not result.held and _unsent_exists(seller_id):
         # Changes committed while the lease was held (their wake-up found it busy).
         dispatch.status_sync_drain_enqueue(seller_id)
     return result
@@ -198,9 +200,11 @@ def _drain(seller_id: int, *, force: bool) -> DrainResult:
     now = timezone.now()
     if not force:
         if sync.failures >= settings.EDRTS_MAX_FAILURES:
-            return result  # waits for staff
+            result.held = True  # waits for staff
+            return result
         if sync.next_attempt_at and sync.next_attempt_at > now:
-            return result  # its own countdown (or the sweep) comes back then
+            result.held = True  # its own countdown (or the sweep) comes back then
+            return result
     source = CatalogSource.objects.filter(seller_id=seller_id).first()
     if not sync.edrts_enabled or source is None or not source.db_id:
         # Off (or no database): the import alone keeps the seller's rows up to date.

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -260,3 +261,26 @@ def test_a_seller_whose_sku_is_not_the_product_id_is_not_sent(
 
     assert edrts_world.sandbox.edrts_state()["stats"]["requests"]["requests"] == before
     assert "not the product id" in StatusSync.objects.get(seller=seller).last_error
+
+
+def test_a_drain_while_backing_off_or_stopped_queues_nothing(
+    edrts_world: CatalogWorld, seller: Seller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queued: list[tuple[int, float]] = []
+    monkeypatch.setattr(
+        edrts_sender.dispatch,
+        "status_sync_drain_enqueue",
+        lambda seller_id, countdown=0.0: queued.append((seller_id, countdown)),
+    )
+    listed(seller, range(1, 3))
+    edrts_sender.status_sync_of(seller_id=seller.pk)
+    StatusSync.objects.filter(seller=seller).update(
+        next_attempt_at=timezone.now() + timedelta(minutes=1)
+    )
+
+    assert edrts_sender.status_sync_drain(seller_id=seller.pk).held
+    StatusSync.objects.filter(seller=seller).update(next_attempt_at=None, failures=99)
+    assert edrts_sender.status_sync_drain(seller_id=seller.pk).held
+
+    assert queued == []
+    assert StatusChange.objects.filter(seller=seller, sent_at__isnull=True).count() == 2
