@@ -115,3 +115,28 @@ def test_statuses_reach_the_sellers_products_within_seconds_before_any_import_ru
     held = world.sandbox.control("GET", f"/imports/{status_import.import_id}")["import"]
     assert not held.get("last_download_time")
     world.sandbox.set_rate_limit("edrts", 300, window_seconds=60)
+
+
+def test_turning_edrts_off_brings_the_hourly_import_back_and_on_the_daily_one(
+    world: CatalogWorld, seller: Seller, staff_user: Any, eager_tasks: None, reading: str
+) -> None:
+    from marketplace.catalog import edrts_sender
+
+    api_sign_in(world, staff_user)
+    source = links.seller_database_link(
+        seller=seller, account_id=world.account_id, db_id=world.db_id, actor=staff_user
+    )
+    source, import_error = imports.catalog_feed_provision(
+        source=source, feed=feeds.FeedSettings(mapping=mapping_default())
+    )
+    assert import_error == ""
+    assert StatusImport.objects.get(source=source).cron == "15 2 * * *"  # EDRTS on: daily
+
+    assert edrts_sender.status_sync_enable(seller_id=seller.pk, enabled=False) == ""
+    off = StatusImport.objects.get(source=source)
+    # Hourly again; a platform that refuses hour "*" (reading B) keeps it daily, and says so
+    assert off.cron == ("15 * * * *" if reading == "A" else "15 2 * * *")
+
+    assert edrts_sender.status_sync_enable(seller_id=seller.pk, enabled=True) == ""
+    on = StatusImport.objects.get(source=source)
+    assert (on.cron, on.schedule_note) == ("15 2 * * *", "")
