@@ -1,5 +1,5 @@
 """``python -m bench`` (``make bench``): P1 push, P2 refresh, P3 pull, P4 pages, P5 pull
-against history, P6 catalog feed ingestion.
+against history, P6 catalog feed ingestion, P8 listing-status freshness through EDRTS.
 
 Every size is a flag with an environment default (``BENCH_P1_ORDERS=500 make bench``);
 ``--smoke`` picks the small CI configuration, ``--only p1,p3`` a subset. Prints a table
@@ -38,6 +38,7 @@ SMOKE = {
     "p6_small": 200,
     "p6_large": 2000,
     "p6_million": False,
+    "p8_changes": 1000,
     "repeat": 3,
 }
 
@@ -49,7 +50,7 @@ def _env_int(name: str, default: int) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     add = parser.add_argument
-    add("--only", default=os.environ.get("BENCH_ONLY", "p1,p2,p3,p4,p5,p6"))
+    add("--only", default=os.environ.get("BENCH_ONLY", "p1,p2,p3,p4,p5,p6,p8"))
     add("--smoke", action="store_true", help="tiny sizes for CI (correctness, not figures)")
     add("--strict", action="store_true", help="exit 1 when a goal is missed")
     add("--output", type=Path, default=Path(os.environ.get("BENCH_OUTPUT", RESULTS_PATH)))
@@ -80,6 +81,8 @@ def _parser() -> argparse.ArgumentParser:
         help="P6 also ingests a feed of --p6-million-rows rows (on by default; off in --smoke)",
     )
     add("--p6-million-rows", type=int, default=_env_int("p6_million_rows", 1_000_000))
+    add("--p8-changes", type=int, default=_env_int("p8_changes", 10_000))
+    add("--p8-sellers", type=int, default=_env_int("p8_sellers", 10))
     add("--repeat", type=int, default=_env_int("repeat", 7))
     return parser
 
@@ -197,6 +200,17 @@ def _rows(results: dict[str, Any]) -> list[tuple[str, ...]]:
                 "-",
             )
         )
+    if p8 := results.get("p8"):
+        rows.append(
+            (
+                f"P8 status freshness, {p8['changes']} changes, {p8['sellers']} sellers",
+                f"p50 {p8['p50_s']} s, p95 {p8['p95_s']} s, max {p8['max_s']} s; "
+                f"{p8['requests']} requests of {p8['records_per_request']}; total "
+                f"{p8['total_s']} s vs minimum {p8['minimum_s']} s = {p8['total_ratio']}x",
+                "p95 <= 10 s, <= 1.5x",
+                met(p8["goal_met"]),
+            )
+        )
     return rows
 
 
@@ -215,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     env = BenchEnvironment(suffix="bench_smoke" if args.smoke else "bench").start()
     log(f"database {env.vendor}, broker {env.broker.split('@')[-1]}, sandbox {env.sandbox.port}")
     try:
-        from bench import feed_ingest, pages, pull, pull_history, push, refresh
+        from bench import feed_ingest, pages, pull, pull_history, push, refresh, status_sync
 
         runs = {
             "p1": lambda: push.run(
@@ -253,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
                 large=args.p6_large,
                 million=args.p6_million_rows if args.p6_million else 0,
             ),
+            "p8": lambda: status_sync.run(env, changes=args.p8_changes, sellers=args.p8_sellers),
         }
         for name in selected:
             if name not in runs:

@@ -76,6 +76,12 @@ def test_every_catalog_beat_job_lands_on_the_catalog_queue() -> None:
 
     from marketplace.celery import app
 
+    # The listing statuses sent back through EDRTS have their own queue: a feed's long
+    # ingestion on the catalog queue must not delay them.
+    edrts = {
+        "marketplace.catalog.tasks.status_sync_sweep_task",
+        "marketplace.catalog.tasks.status_sync_drain_task",
+    }
     catalog = [
         job["task"]
         for job in settings.CELERY_BEAT_SCHEDULE.values()
@@ -83,4 +89,9 @@ def test_every_catalog_beat_job_lands_on_the_catalog_queue() -> None:
     ]
     assert catalog
     for task in catalog:
-        assert app.amqp.router.route({}, task)["queue"].name == "catalog"
+        expected = "edrts" if task in edrts else "catalog"
+        assert app.amqp.router.route({}, task)["queue"].name == expected
+    assert (
+        app.amqp.router.route({}, "marketplace.catalog.tasks.status_sync_drain_task")["queue"].name
+        == "edrts"
+    )

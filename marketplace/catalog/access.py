@@ -25,6 +25,8 @@ from marketplace.catalog.errors import ApiAccessNeeded, CatalogError
 from marketplace.catalog.models import ApiSignIn, PlatformApiAccess
 from marketplace.platform import auth_api
 from marketplace.platform.auth_api import AuthApi
+from marketplace.platform.edrts import GROUP as EDRTS_GROUP
+from marketplace.platform.edrts import EdrtsClient
 from marketplace.platform.errors import PlatformAuthError, PlatformError
 from marketplace.platform.exports import ExportsApi
 from marketplace.platform.imports import ImportsApi
@@ -198,6 +200,7 @@ class PlatformApi:
     auth: AuthApi
     exports: ExportsApi
     imports: ImportsApi
+    edrts: EdrtsClient
 
 
 @contextmanager
@@ -215,11 +218,23 @@ def platform_api(*, hold_wait: float = 0.0, seller_id: int | None = None) -> Ite
     transport = ApiKeyTransport(
         token=access.token, api_user=access.username, hold_wait=hold_wait, seller_id=seller_id
     )
+    # EDRTS: its own base, and its own embargo and budget (the platform limits the group
+    # apart from the Platform API's).
+    edrts_transport = ApiKeyTransport(
+        base_url=settings.PLATFORM_EDRTS_BASE_URL,
+        token=access.token,
+        api_user=access.username,
+        hold_wait=hold_wait,
+        seller_id=seller_id,
+        group=EDRTS_GROUP,
+        rate_per_second=settings.EDRTS_RATE_PER_SECOND,
+    )
     try:
         yield PlatformApi(
             auth=AuthApi(transport),
             exports=ExportsApi(transport),
             imports=ImportsApi(transport),
+            edrts=EdrtsClient(edrts_transport),
         )
     except PlatformAuthError as exc:
         access_mark_needs_sign_in(

@@ -46,6 +46,9 @@ DELIMITERS = Delimiters(encoding="UTF-8", separator=",", enclosure='"', escaper=
 # Fetch attempts per run, the pause between them and the per-attempt timeout (seconds).
 FETCH = {"timeout": "60", "max_attempts": "3", "time_between_attempts": "30"}
 # Hourly at minute 15: after the nightly feed, sellers see a new status within the hour.
+# With EDRTS on for the seller (statuses reach their database within seconds), the import
+# is the daily reconciliation instead: once a day at minute 15 after the feed's daily run
+# (``import_schedule_default``); turning EDRTS off brings the hourly schedule back.
 # A platform that refuses hour "*" (only 0-23) gets the first run of that minute after the
 # feed's daily run instead (``hourly_fallback_hour``), and staff read why on the page.
 DEFAULT_SCHEDULE = {"day": "*", "hour": "*", "minute": "15"}
@@ -71,6 +74,32 @@ class ImportSchedule:
     day: str = DEFAULT_SCHEDULE["day"]
     hour: str = DEFAULT_SCHEDULE["hour"]
     minute: str = DEFAULT_SCHEDULE["minute"]
+
+
+def import_schedule_default(source: CatalogSource) -> ImportSchedule:
+    """Hourly; daily (just after the feed's run) when EDRTS sends the seller's statuses."""
+    from marketplace.catalog.edrts_sender import edrts_sends
+
+    if edrts_sends(source=source):
+        minute = DEFAULT_SCHEDULE["minute"]
+        return ImportSchedule(day="*", hour=hourly_fallback_hour(source, minute), minute=minute)
+    return ImportSchedule()
+
+
+def status_import_schedule_follow(*, source: CatalogSource) -> StatusImport | None:
+    """EDRTS was turned on or off: put the import on its default schedule for that (its
+    pause kept). None when there is no import to reschedule."""
+    status_import = status_import_of(source)
+    if not status_import.is_active:
+        return None
+    schedule = import_schedule_default(source)
+    return status_import_schedule_set(
+        source=source,
+        day=schedule.day,
+        hour=schedule.hour,
+        minute=schedule.minute,
+        paused=status_import.paused,
+    )
 
 
 # --- what we ask the platform for ---------------------------------------------------------
@@ -219,7 +248,7 @@ def status_import_provision(
         raise CatalogError("The listing-status import is already set up: change or remove it.")
     if not source.has_feed:
         raise FeedNotSetUp("Set up the catalog feed first: the status file follows its SKUs.")
-    schedule = schedule or ImportSchedule()
+    schedule = schedule or import_schedule_default(source)
     try:
         join_key = join_key_of(source)
         cleaned = targets_validate(source=source, targets=targets or status_import.targets or {})

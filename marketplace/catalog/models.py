@@ -334,3 +334,110 @@ class StatusImport(models.Model):
     @property
     def last_run_failed(self) -> bool:
         return str((self.last_log or {}).get("error_flag", "0")) in ("1", "true", "True")
+
+
+class StatusChange(models.Model):
+    """The listing-status outbox: one row per change of what the marketplace says about a
+    SKU (listed, rejected and why, deactivated, reactivated, a new listing id and link).
+
+    Written by database triggers on the listing and rejected-SKU tables (migration
+    ``0010_status_outbox``) in the transaction of the change, whatever code made it. The
+    row holds the status as it became (``status_values``), so the sender needs no other
+    read; its id is the change's version: a higher id is a newer status of that SKU.
+    ``sent_at`` is set once the row is settled: ``outcome`` says how.
+    """
+
+    class Outcome(models.TextChoices):
+        SENT = "sent", "Sent"
+        SUPERSEDED = "superseded", "Superseded by a newer change"
+        SKIPPED = "skipped", "Not sent: no such product in the seller's database"
+        OFF = "off", "Not sent: EDRTS off for the seller"
+
+    id = models.BigAutoField(primary_key=True)
+    seller = models.ForeignKey(
+        "sellers.Seller", on_delete=models.CASCADE, related_name="status_changes"
+    )
+    sku = models.CharField(max_length=128)
+    listing_id = models.BigIntegerField(null=True, blank=True)
+    # live | inactive | rejected | "" (the SKU is neither listed nor rejected any more).
+    status = models.CharField(max_length=10, blank=True)
+    reason = models.CharField(max_length=300, blank=True)
+    # The time the status file shows for it (its mp_updated_at).
+    status_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    # db_default: the triggers insert rows without it.
+    outcome = models.CharField(max_length=10, choices=Outcome.choices, blank=True, db_default="")
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [
+            # The sender: a seller's unsent changes, oldest first.
+            models.Index(
+                fields=["seller", "id"],
+                name="statuschange_unsent",
+                condition=Q(sent_at__isnull=True),
+            ),
+            # The sweep and the page: the oldest unsent change (and which sellers have any).
+            models.Index(
+                fields=["created_at"],
+                name="statuschange_unsent_age",
+                condition=Q(sent_at__isnull=True),
+            ),
+            # The page's "sent in the last hour" and the prune of settled rows.
+            models.Index(
+                fields=["seller", "sent_at"],
+                name="statuschange_sent",
+                condition=Q(sent_at__isnull=False),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.sku}: {self.status or 'unknown'} (change {self.pk})"
+
+
+class StatusSent(models.Model):
+    """The version (``StatusChange`` id) of the status last sent for each SKU: the sender
+    never sends an older one."""
+
+    seller = models.ForeignKey("sellers.Seller", on_delete=models.CASCADE, related_name="+")
+    sku = models.CharField(max_length=128)
+    version = models.BigIntegerField()
+    status = models.CharField(max_length=10, blank=True)
+    sent_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["seller_id", "sku"]
+        constraints = [
+            models.UniqueConstraint(fields=["seller", "sku"], name="statussent_seller_sku_uniq")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.sku}: version {self.version}"
+
+
+class StatusSync(models.Model):
+    """A seller's EDRTS sender: the switch staff turn, the lease that lets one sender at a
+    time drain the seller's changes, and the failures a person may need to see.
+
+    Apart from ``CatalogSource`` on purpose: that row is saved whole by feed and import
+    actions, which would undo a lease or a count written meanwhile."""
+
+    seller = models.OneToOneField(
+        "sellers.Seller", on_delete=models.CASCADE, related_name="status_sync"
+    )
+    edrts_enabled = models.BooleanField(default=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    # Failed sends in a row; at EDRTS_MAX_FAILURES the sweep stops until staff retry.
+    failures = models.PositiveSmallIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.CharField(max_length=500, blank=True)
+    last_error_at = models.DateTimeField(null=True, blank=True)
+    last_sent_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["seller_id"]
+
+    def __str__(self) -> str:
+        return f"status sync of seller {self.seller_id}"

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.conf import settings
+from django.db.models import Count, Min, Q, QuerySet
+from django.utils import timezone
 
-from marketplace.catalog.models import CatalogSource, FeedRun, Listing
+from marketplace.catalog.models import CatalogSource, FeedRun, Listing, StatusChange, StatusSync
 
 
 def catalog_source_of(*, seller_id: int) -> CatalogSource | None:
@@ -49,3 +54,70 @@ def listings_for_skus(*, seller_id: int, skus: Iterable[str]) -> dict[str, Listi
 
 def catalog_sources_overview() -> QuerySet[CatalogSource]:
     return CatalogSource.objects.select_related("seller").order_by("seller__display_name")
+
+
+@dataclass(frozen=True)
+class StatusSyncSummary:
+    """A seller's listing statuses on their way through EDRTS (the staff pages)."""
+
+    enabled: bool = True
+    waiting: int = 0
+    sent_last_hour: int = 0
+    oldest_waiting_at: datetime | None = None
+    failures: int = 0
+    last_error: str = ""
+    last_error_at: datetime | None = None
+    last_sent_at: datetime | None = None
+
+    @property
+    def oldest_waiting_seconds(self) -> int | None:
+        if self.oldest_waiting_at is None:
+            return None
+        return max(0, int((timezone.now() - self.oldest_waiting_at).total_seconds()))
+
+    @property
+    def stopped(self) -> bool:
+        return self.failures >= settings.EDRTS_MAX_FAILURES
+
+
+def status_sync_summaries(*, seller_ids: Iterable[int]) -> dict[int, StatusSyncSummary]:
+    """Per seller: changes waiting (and the oldest one's time), sent in the last hour, the
+    switch and the last error. Three aggregate queries, whatever the number of sellers
+    (through the outbox's partial indexes)."""
+    ids = list(seller_ids)
+    if not ids:
+        return {}
+    waiting: dict[int, dict[str, Any]] = {
+        row["seller_id"]: dict(row)
+        for row in StatusChange.objects.filter(seller_id__in=ids, sent_at__isnull=True)
+        .values("seller_id")
+        .annotate(n=Count("id"), oldest=Min("created_at"))
+        .order_by()
+    }
+    sent = dict(
+        StatusChange.objects.filter(
+            seller_id__in=ids,
+            sent_at__gte=timezone.now() - timedelta(hours=1),
+            outcome=StatusChange.Outcome.SENT,
+        )
+        .values("seller_id")
+        .annotate(n=Count("id"))
+        .order_by()
+        .values_list("seller_id", "n")
+    )
+    syncs = {sync.seller_id: sync for sync in StatusSync.objects.filter(seller_id__in=ids)}
+    summaries = {}
+    for seller_id in ids:
+        sync = syncs.get(seller_id)
+        wait: dict[str, Any] = waiting.get(seller_id) or {}
+        summaries[seller_id] = StatusSyncSummary(
+            enabled=sync.edrts_enabled if sync else True,
+            waiting=wait.get("n", 0),
+            sent_last_hour=sent.get(seller_id, 0),
+            oldest_waiting_at=wait.get("oldest"),
+            failures=sync.failures if sync else 0,
+            last_error=sync.last_error if sync else "",
+            last_error_at=sync.last_error_at if sync else None,
+            last_sent_at=sync.last_sent_at if sync else None,
+        )
+    return summaries

@@ -38,6 +38,21 @@ urlpatterns = [
     path(
         "sellers/<int:seller_id>/import/status/", import_views.import_status, name="import_status"
     ),
+    path(
+        "sellers/<int:seller_id>/status-sync/resend/",
+        views.status_sync_resend,
+        name="status_sync_resend",
+    ),
+    path(
+        "sellers/<int:seller_id>/status-sync/retry/",
+        views.status_sync_retry,
+        name="status_sync_retry",
+    ),
+    path(
+        "sellers/<int:seller_id>/status-sync/switch/",
+        views.status_sync_switch,
+        name="status_sync_switch",
+    ),
     path("runs/<int:run_id>/", views.run_detail, name="run"),
     path("runs/<int:run_id>/retry/", views.run_retry, name="run_retry"),
     path("runs/<int:run_id>/confirm/", views.run_confirm, name="run_confirm"),

@@ -15,7 +15,7 @@ from django.views.decorators.debug import sensitive_post_parameters, sensitive_v
 from django.views.decorators.http import require_GET, require_POST
 
 from marketplace.access import staff_required
-from marketplace.catalog import access, feeds, imports, links, selectors
+from marketplace.catalog import access, edrts_sender, feeds, imports, links, selectors
 from marketplace.catalog.errors import CatalogError
 from marketplace.catalog.forms import (
     CodeForm,
@@ -172,12 +172,15 @@ def api_access_check(request: HttpRequest) -> HttpResponse:
 @staff_required
 def overview(request: HttpRequest) -> HttpResponse:
     sellers = Seller.objects.select_related("catalog_source").order_by("display_name", "id")
+    page = Paginator(sellers, PAGE_SIZE).get_page(request.GET.get("page"))
+    summaries = selectors.status_sync_summaries(seller_ids=[s.pk for s in page.object_list])
     return render(
         request,
         "catalog/staff_overview.html",
         {
             "access": access.access_get(),
-            "sellers": Paginator(sellers, PAGE_SIZE).get_page(request.GET.get("page")),
+            "sellers": page,
+            "rows": [(seller, summaries[seller.pk]) for seller in page.object_list],
         },
     )
 
@@ -233,6 +236,11 @@ def seller_catalog(request: HttpRequest, seller_id: int) -> HttpResponse:
             "schedule_form": schedule_form,
             "mapping": mapping_from_json(source.export_fields) if source else None,
             "runs": selectors.feed_run_list(seller_id=seller.pk),
+            "status_sync": selectors.status_sync_summaries(seller_ids=[seller.pk])[seller.pk],
+            "edrts_addressable": (
+                source is None
+                or edrts_sender.product_id_field(source) == edrts_sender.PRODUCT_ID_FIELD
+            ),
             "counts": selectors.listing_counts(seller_id=seller.pk),
             "listing_filter": listing_filter,
             "page": Paginator(listings, PAGE_SIZE).get_page(request.GET.get("page")),
@@ -433,3 +441,47 @@ def listing_detail(request: HttpRequest, listing_id: int) -> HttpResponse:
 
     listing = get_object_or_404(Listing.objects.select_related("seller"), pk=listing_id)
     return render(request, "catalog/listing_detail.html", {"listing": listing, "staff": True})
+
+
+# --- listing statuses through EDRTS -----------------------------------------------------------
+
+
+@require_POST
+@staff_required
+def status_sync_resend(request: HttpRequest, seller_id: int) -> HttpResponse:
+    """Queue every current status of the seller again (and forgive past failures)."""
+    seller = seller_or_404(seller_id)
+    recorded = edrts_sender.status_sync_resend_all(seller_id=seller.pk)
+    messages.success(request, f"{recorded} statuses queued to be sent again.")
+    return back(seller)
+
+
+@require_POST
+@staff_required
+def status_sync_retry(request: HttpRequest, seller_id: int) -> HttpResponse:
+    seller = seller_or_404(seller_id)
+    edrts_sender.status_sync_retry(seller_id=seller.pk)
+    messages.success(request, "The sender starts again now.")
+    return back(seller)
+
+
+@require_POST
+@staff_required
+def status_sync_switch(request: HttpRequest, seller_id: int) -> HttpResponse:
+    """EDRTS on or off for the seller; the listing-status import's schedule follows."""
+    seller = seller_or_404(seller_id)
+    enabled = request.POST.get("enabled") == "on"
+    import_error = edrts_sender.status_sync_enable(seller_id=seller.pk, enabled=enabled)
+    if enabled:
+        messages.success(
+            request,
+            "EDRTS is on: statuses reach the seller's database within seconds; the "
+            "listing-status import runs daily to reconcile.",
+        )
+    else:
+        messages.success(
+            request, "EDRTS is off: the listing-status import alone brings statuses, hourly."
+        )
+    if import_error:
+        messages.error(request, f"The import's schedule did not change: {import_error}")
+    return back(seller)

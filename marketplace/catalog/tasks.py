@@ -5,7 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
-from marketplace.catalog import ingest, retention, sweeps
+from marketplace.catalog import edrts_sender, ingest, retention, sweeps
 
 
 # The broker's visibility_timeout is above time_limit (settings/celery.py).
@@ -15,7 +15,10 @@ from marketplace.catalog import ingest, retention, sweeps
     time_limit=settings.FEED_INGEST_TIME_LIMIT,
 )
 def feed_run_ingest_task(run_id: int) -> None:
-    ingest.feed_run_ingest(run_id=run_id)
+    run = ingest.feed_run_ingest(run_id=run_id)
+    if run is not None:
+        # The run's status changes (recorded by triggers) are committed: send them.
+        edrts_sender.status_sync_kick(seller_id=run.seller_id)
 
 
 @shared_task
@@ -36,3 +39,20 @@ def provisioned_cleanup_sweep_task() -> None:
 @shared_task
 def feed_files_prune_task() -> int:
     return retention.feed_files_prune()
+
+
+# EDRTS: on their own queue ("edrts", settings/celery.py), so a long feed ingestion on the
+# catalog queue never delays a status the seller waits for.
+@shared_task(acks_late=True, soft_time_limit=150, time_limit=170)
+def status_sync_drain_task(seller_id: int) -> None:
+    edrts_sender.status_sync_drain(seller_id=seller_id)
+
+
+@shared_task
+def status_sync_sweep_task() -> int:
+    return edrts_sender.status_sync_sweep()
+
+
+@shared_task
+def status_changes_prune_task() -> int:
+    return edrts_sender.status_changes_prune()

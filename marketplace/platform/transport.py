@@ -306,15 +306,20 @@ class ApiKeyTransport(Transport):
         api_user: str,
         hold_wait: float = 0.0,
         seller_id: int | None = None,
+        group: str = "",
+        rate_per_second: float | None = None,
     ) -> None:
+        # ``group``: an API group the platform limits apart from the Platform API's (EDRTS,
+        # group ``edrts``): its own embargo and request budget for the same user.
         super().__init__(
             base_url=base_url or settings.PLATFORM_API_BASE_URL,
-            holder=f"api-user:{api_user}",
+            holder=f"api-user:{api_user}" + (f":{group}" if group else ""),
             hold_wait=hold_wait,
             seller_id=seller_id,
         )
         self._token = token
         self.api_user = api_user
+        self.rate_per_second = rate_per_second
 
     def __repr__(self) -> str:  # the token stays out of reprs and tracebacks
         return f"<ApiKeyTransport {self.base_url} user={self.api_user!r}>"
@@ -339,7 +344,7 @@ class ApiKeyTransport(Transport):
         for attempt in (1, 2):
             budget_acquire(
                 key=f"{self.holder}:api",
-                rate_per_second=settings.PLATFORM_API_RATE_PER_SECOND,
+                rate_per_second=self.rate_per_second or settings.PLATFORM_API_RATE_PER_SECOND,
             )
             response = self._send(
                 method,

@@ -29,6 +29,7 @@ ENV_VARS = (
     "PLATFORM_BASE_URL",
     "PLATFORM_OAUTH_BASE_URL",
     "PLATFORM_API_BASE_URL",
+    "PLATFORM_EDRTS_BASE_URL",
     "PLATFORM_CLIENT_ID",
     "PLATFORM_CLIENT_SECRET",
     "PLATFORM_REDIRECT_URL",
@@ -79,6 +80,10 @@ PLATFORM_REDIRECT_URL = env.str(
 # The Authentication and Platform API groups (API token in x-api-key): one base for both.
 PLATFORM_API_BASE_URL = env.str(
     "PLATFORM_API_BASE_URL", default=f"http://127.0.0.1:{SANDBOX_PORT}/api.php"
+).rstrip("/")
+# The Event-Driven Sync API (EDRTS): its own host and path at the platform.
+PLATFORM_EDRTS_BASE_URL = env.str(
+    "PLATFORM_EDRTS_BASE_URL", default=f"http://127.0.0.1:{SANDBOX_PORT}/catalog/rest.php"
 ).rstrip("/")
 # The listing URL the listing-status file gives sellers ({listing_id}: our listing's id).
 LISTING_URL_TEMPLATE = env.str(

@@ -14,7 +14,11 @@ from typing import Any
 from kombu import Exchange, Queue
 
 from marketplace.settings.base import REDIS_URL, VAR_DIR, env
-from marketplace.settings.tuning import FEED_INGEST_TIME_LIMIT, PULL_INTERVAL_SECONDS
+from marketplace.settings.tuning import (
+    EDRTS_SWEEP_SECONDS,
+    FEED_INGEST_TIME_LIMIT,
+    PULL_INTERVAL_SECONDS,
+)
 
 # The database is the truth for pending work; the broker only wakes workers, and beat
 # sweepers re-enqueue anything that waited too long (see DESIGN.md).
@@ -68,7 +72,7 @@ CELERY_TIMEZONE = "UTC"
 # dedicated workers per queue); sweepers stay on the default queue, but the catalog's.
 CELERY_TASK_QUEUES = tuple(
     Queue(name, Exchange(name, type="direct"), routing_key=name)
-    for name in ("celery", "push", "pull", "tokens", "catalog")
+    for name in ("celery", "push", "pull", "tokens", "catalog", "edrts")
 )
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_ROUTES = {
@@ -81,6 +85,10 @@ CELERY_TASK_ROUTES = {
     # a separate worker for it (docker-compose.yml's catalog-worker); `make run`'s worker
     # has no -Q, so it consumes every queue above, this one included.
     "marketplace.catalog.tasks.*": {"queue": "catalog"},
+    # Listing statuses back to sellers (EDRTS) within seconds: never behind a feed's
+    # ingestion. Exact names win over the pattern above.
+    "marketplace.catalog.tasks.status_sync_drain_task": {"queue": "edrts"},
+    "marketplace.catalog.tasks.status_sync_sweep_task": {"queue": "edrts"},
 }
 # beat opens its schedule file at start whatever the broker: its folder must exist
 # (TRAPS.md; ``marketplace.folders`` makes it).
@@ -129,6 +137,16 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "catalog-cleanup-sweep": {
         "task": "marketplace.catalog.tasks.provisioned_cleanup_sweep_task",
         "schedule": 300.0,
+    },
+    # Listing statuses (EDRTS): wake sellers whose changes wait (a lost wake-up, an ended
+    # backoff); prune settled outbox rows.
+    "catalog-status-sync-sweep": {
+        "task": "marketplace.catalog.tasks.status_sync_sweep_task",
+        "schedule": EDRTS_SWEEP_SECONDS,
+    },
+    "catalog-status-changes-prune": {
+        "task": "marketplace.catalog.tasks.status_changes_prune_task",
+        "schedule": 3600.0,
     },
     "platform-call-prune": {
         "task": "marketplace.orders.tasks.platform_call_prune_task",

@@ -143,3 +143,34 @@ for _name in (
 ):
     if globals()[_name] < 1:
         raise ImproperlyConfigured(f"{_name} must be at least 1")
+
+# --- Listing status back to the seller: EDRTS (catalog/edrts_sender.py, issue 24) ----------
+# Requests per second per API user to EDRTS, shared by every worker: the platform limits
+# the group per user (the sandbox's default is 300 a minute); a little below it.
+EDRTS_RATE_PER_SECOND = 4.8
+# Records per request: the platform's advice is 50 to 150. A seller's drain sends fewer
+# than EDRTS_BATCH_MIN only once its oldest waiting change is EDRTS_LINGER_SECONDS old:
+# a burst of changes fills requests, a lone change still leaves within a second or two.
+EDRTS_BATCH_MIN = 50
+EDRTS_BATCH_MAX = 150
+EDRTS_LINGER_SECONDS = 1.0
+# Outbox rows read per step to coalesce (a SKU changed several times is sent once).
+EDRTS_SCAN_ROWS = 2000
+# A drain sleeps out a platform embargo of up to this, else hands over with a countdown.
+EDRTS_HOLD_MAX_WAIT = 2.0
+# One drain per seller at a time: its lease, and how long it drains before handing over.
+EDRTS_LEASE_SECONDS = 120.0
+EDRTS_DRAIN_SECONDS = 30.0
+# Requests one drain sends before it queues itself again: sellers take turns on the
+# workers (a seller with a 100 000-status backlog never starves the others).
+EDRTS_REQUESTS_PER_DRAIN = 2
+# Failed sends back off from EDRTS_BACKOFF_BASE doubling to EDRTS_BACKOFF_CAP; after
+# EDRTS_MAX_FAILURES in a row the seller's sync waits for staff (the page shows the
+# error; "Re-send all" or "Retry now" starts it again; the daily import repairs meanwhile).
+EDRTS_BACKOFF_BASE = 5.0
+EDRTS_BACKOFF_CAP = 300.0
+EDRTS_MAX_FAILURES = 8
+# The beat sweep wakes sellers whose changes wait (a lost wake-up, a backoff that ended).
+EDRTS_SWEEP_SECONDS = 10.0
+# Settled outbox rows are kept this long (the page's counts, what happened), then pruned.
+EDRTS_KEEP_SENT_DAYS = 7

@@ -49,7 +49,7 @@ def test_bench_smoke_runs_every_benchmark_and_writes_results(tmp_path: Path) -> 
     assert completed.returncode == 0, completed.stdout[-4000:] + completed.stderr[-4000:]
     results = json.loads(output.read_text())
     assert results["run"]["failed"] == []
-    assert {"machine", "p1", "p2", "p3", "p4", "p5", "p6"} <= results.keys()
+    assert {"machine", "p1", "p2", "p3", "p4", "p5", "p6", "p8"} <= results.keys()
     assert {"baseline_orders_per_s", "worker_orders_per_s", "ratio"} <= results["p1"].keys()
     assert {"select_ratio", "refresh_ratio", "refresh_token_reuse"} <= results["p2"].keys()
     assert results["p2"]["refresh_token_reuse"] == 0
@@ -68,6 +68,10 @@ def test_bench_smoke_runs_every_benchmark_and_writes_results(tmp_path: Path) -> 
     assert {"overview", "sellers", "seller_detail"} <= results["p4"]["pages"].keys()
     for page in results["p4"]["pages"].values():
         assert page["queries_small"] == page["queries_large"]
+    # P8: every status change reached the sandbox, no violation (figures only at full size)
+    assert {"p50_s", "p95_s", "max_s", "requests", "records_per_request"} <= results["p8"].keys()
+    assert results["p8"]["processed"] == results["p8"]["changes"]
+    assert results["p8"]["violations"] == 0
     assert "Results:" in completed.stdout
 
 

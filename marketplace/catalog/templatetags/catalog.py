@@ -50,3 +50,15 @@ def seller_catalog_summary(seller: Any) -> dict[str, Any]:
 def schedule_words(cron: str) -> str:
     """``15 2 * * *`` → ``daily at 02:15 UTC`` (provisioned.schedule_in_words)."""
     return schedule_in_words(cron)
+
+
+@register.filter
+def age_words(seconds: int | None) -> str:
+    """``75`` → ``1 min 15 s``: the age of the oldest waiting status."""
+    if seconds is None:
+        return ""
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60} min"

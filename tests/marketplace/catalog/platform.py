@@ -50,6 +50,7 @@ def catalog_world_create(sandbox: SandboxProcess, settings: Any, rows: int = 5) 
     """A clean sandbox holding ``rows`` products of Alice; settings point at it."""
     sandbox.reset()
     settings.PLATFORM_API_BASE_URL = sandbox.platform_url
+    settings.PLATFORM_EDRTS_BASE_URL = sandbox.edrts_url
     db = sandbox.db_create(
         "Alice products", account_name=ACCOUNT, rows=[product(n) for n in range(1, rows + 1)]
     )

@@ -14,7 +14,7 @@ from django.test import Client
 from marketplace.catalog import access, credentials, feeds, imports, links, sweeps
 from marketplace.catalog.errors import CatalogError
 from marketplace.catalog.mapping import mapping_default
-from marketplace.catalog.models import CatalogSource, StatusImport
+from marketplace.catalog.models import CatalogSource, StatusImport, StatusSync
 from marketplace.catalog.status_file import HEADER
 from marketplace.platform.errors import PlatformRejected
 from marketplace.platform.imports import ImportsApi, file_map_body, hex_key, maps_pairs
@@ -76,6 +76,9 @@ def import_calls(source: CatalogSource) -> list[tuple[str, str, int]]:
 def test_the_feed_brings_its_import_created_mapped_scheduled_and_read_back(
     world: CatalogWorld, seller: Seller, staff_user: Any, settings: Any, reading: str
 ) -> None:
+    # EDRTS off: the import alone brings statuses back, hourly (with EDRTS: daily,
+    # test_status_sync.py)
+    StatusSync.objects.create(seller=seller, edrts_enabled=False)
     api_sign_in(world, staff_user)
     source = links.seller_database_link(
         seller=seller, account_id=world.account_id, db_id=world.db_id, actor=staff_user

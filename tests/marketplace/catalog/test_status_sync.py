@@ -1,0 +1,286 @@
+"""The EDRTS sender against the sandbox process (real HTTP): what it sends, in what
+batches, only for products the seller's database holds, never an older status, through
+a 429, and bounded failures. Drains are called as the worker would call them."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from marketplace.catalog import edrts_sender
+from marketplace.catalog.mapping import mapping_default
+from marketplace.catalog.models import (
+    CatalogSource,
+    Listing,
+    RejectedSku,
+    StatusChange,
+    StatusSent,
+    StatusSync,
+)
+from sellers.models import Seller
+from tests.marketplace.catalog.platform import (
+    CatalogWorld,
+    api_sign_in,
+    catalog_world_create,
+    product,
+)
+from tests.sandbox_process import SandboxProcess
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("no_violations")]
+
+
+@pytest.fixture
+def edrts_world(
+    sandbox: SandboxProcess, settings: Any, seller: Seller, staff_user: Any
+) -> Iterator[CatalogWorld]:
+    """Alice's database of 400 products, the API user signed in, the seller linked to it
+    with the default feed mapping (SKU from the product id); fast test pacing."""
+    settings.EDRTS_RATE_PER_SECOND = 1000.0
+    settings.EDRTS_LINGER_SECONDS = 0.0
+    settings.EDRTS_BACKOFF_BASE = 0.01
+    world = catalog_world_create(sandbox, settings, rows=0)
+    sandbox.db_rows_change(world.db_id, add=[product(n) for n in range(1, 401)])
+    api_sign_in(world, staff_user)
+    CatalogSource.objects.create(
+        seller=seller,
+        account_id=world.account_id,
+        db_id=world.db_id,
+        export_fields=mapping_default().as_json(),
+    )
+    yield world
+    sandbox.edrts_state(fail_next=0, lose_next=0)
+
+
+def listed(seller: Seller, numbers: range, **fields: Any) -> list[Listing]:
+    return Listing.objects.bulk_create(
+        [
+            Listing(seller=seller, sku=f"AL-{n:04d}", price="10.00", last_run_id=1, **fields)
+            for n in numbers
+        ]
+    )
+
+
+def drain_all(seller: Seller, timeout: float = 20.0) -> list[edrts_sender.DrainResult]:
+    """Drain as the worker would, honouring each hand-over's countdown."""
+    results = []
+    deadline = time.monotonic() + timeout
+    while StatusChange.objects.filter(seller=seller, sent_at__isnull=True).exists():
+        assert time.monotonic() < deadline, "statuses still waiting"
+        result = edrts_sender.status_sync_drain(seller_id=seller.pk)
+        results.append(result)
+        if result.again_in:
+            time.sleep(result.again_in)
+    return results
+
+
+def products_at_platform(world: CatalogWorld) -> dict[str, dict[str, str]]:
+    world.sandbox.edrts_wait_idle()
+    return {row["id"]: row for row in world.sandbox.db_rows(world.db_id, per_page=1000)}
+
+
+def test_statuses_reach_the_sellers_products_with_the_status_files_values(
+    edrts_world: CatalogWorld, seller: Seller
+) -> None:
+    # Given two live listings, one whose latest row was rejected, a SKU rejected without
+    # a listing, and a listing deactivated because the product left the database
+    one, two, three, gone = listed(seller, range(1, 5))
+    now = timezone.now()
+    RejectedSku.objects.create(
+        seller=seller, sku="AL-0003", reason="bad price", run_id=2, updated_at=now
+    )
+    RejectedSku.objects.create(
+        seller=seller, sku="AL-0005", reason="no title", run_id=2, updated_at=now
+    )
+    edrts_world.sandbox.db_rows_change(edrts_world.db_id, delete=["AL-0004"])
+    Listing.objects.filter(pk=gone.pk).update(active=False)
+
+    # When the sender drains
+    drain_all(seller)
+
+    # Then each product holds what the status file says, and the gone one was not created
+    rows = products_at_platform(edrts_world)
+    assert "AL-0004" not in rows
+    assert rows["AL-0001"]["mp_status"] == "live"
+    assert rows["AL-0001"]["mp_listing_id"] == str(one.pk)
+    assert rows["AL-0001"]["mp_listing_url"].endswith(f"/sellers/catalog/listings/{one.pk}/")
+    assert rows["AL-0001"]["mp_updated_at"].endswith("Z")
+    assert rows["AL-0001"]["mp_reason"] == ""
+    assert (rows["AL-0003"]["mp_status"], rows["AL-0003"]["mp_reason"]) == ("rejected", "bad price")
+    assert rows["AL-0003"]["mp_listing_id"] == str(three.pk)
+    assert (rows["AL-0005"]["mp_status"], rows["AL-0005"]["mp_listing_id"]) == ("rejected", "")
+    assert "mp_status" not in rows["AL-0006"] or rows["AL-0006"]["mp_status"] == ""
+    assert StatusChange.objects.get(seller=seller, sku="AL-0004", status="inactive").outcome == (
+        StatusChange.Outcome.SKIPPED
+    )
+    # The seller's own fields stay theirs
+    assert rows["AL-0001"]["link"] == "https://alice.example.com/p/1"
+    sync = StatusSync.objects.get(seller=seller)
+    assert (sync.failures, sync.last_error) == (0, "")
+    assert sync.last_sent_at is not None
+    del two
+
+
+def test_changes_of_one_product_are_coalesced_and_never_older_than_what_was_sent(
+    edrts_world: CatalogWorld, seller: Seller
+) -> None:
+    (listing,) = listed(seller, range(1, 2))
+    RejectedSku.objects.create(
+        seller=seller, sku="AL-0001", reason="r1", run_id=2, updated_at=timezone.now()
+    )
+    RejectedSku.objects.filter(seller=seller).update(reason="r2")
+    RejectedSku.objects.filter(seller=seller).delete()
+    assert StatusChange.objects.filter(seller=seller).count() == 4
+    before = edrts_world.sandbox.edrts_state()["stats"]
+
+    drain_all(seller)
+
+    after = edrts_world.sandbox.edrts_state()["stats"]
+    assert after["requests"]["records_received"] - before["requests"]["records_received"] == 1
+    assert products_at_platform(edrts_world)["AL-0001"]["mp_status"] == "live"
+    outcomes = list(StatusChange.objects.filter(seller=seller).values_list("outcome", flat=True))
+    assert outcomes == ["superseded", "superseded", "superseded", "sent"]
+
+    # A change recorded after a newer one was sent (a late commit) is never sent
+    sent = StatusSent.objects.get(seller=seller, sku="AL-0001")
+    late = StatusChange.objects.create(
+        seller=seller, sku="AL-0001", listing_id=listing.pk, status="rejected", reason="old"
+    )
+    StatusSent.objects.filter(pk=sent.pk).update(version=late.pk + 1)
+    drain_all(seller)
+    late.refresh_from_db()
+    assert late.outcome == StatusChange.Outcome.SUPERSEDED
+    assert products_at_platform(edrts_world)["AL-0001"]["mp_status"] == "live"
+
+
+def test_requests_carry_50_to_150_records(edrts_world: CatalogWorld, seller: Seller) -> None:
+    listed(seller, range(1, 401))
+    before = edrts_world.sandbox.edrts_state()["stats"]["requests"]
+
+    results = drain_all(seller)
+
+    after = edrts_world.sandbox.edrts_state()["stats"]["requests"]
+    assert after["requests"] - before["requests"] == 3
+    assert after["records_received"] - before["records_received"] == 400
+    assert sum(r.records for r in results) == 400
+    assert len(products_at_platform(edrts_world)) == 400
+
+
+def test_a_few_fresh_changes_linger_to_fill_a_request(
+    edrts_world: CatalogWorld, seller: Seller, settings: Any
+) -> None:
+    settings.EDRTS_LINGER_SECONDS = 5.0
+    listed(seller, range(1, 11))
+
+    first = edrts_sender.status_sync_drain(seller_id=seller.pk)
+
+    assert first.requests == 0
+    assert 0 < (first.again_in or 0) <= 5.0
+    settings.EDRTS_LINGER_SECONDS = 0.0
+    assert edrts_sender.status_sync_drain(seller_id=seller.pk).records == 10
+
+
+def test_a_429_mid_way_delays_but_loses_nothing(
+    edrts_world: CatalogWorld, seller: Seller, settings: Any
+) -> None:
+    # Given the platform allows 2 EDRTS requests in a 2-second window
+    settings.EDRTS_HOLD_MAX_WAIT = 0.0
+    edrts_world.sandbox.set_rate_limit("edrts", 2, window_seconds=2)
+    listed(seller, range(1, 401))
+
+    results = drain_all(seller, timeout=30)
+
+    # Then the drain handed over at least once with the platform's wait, and every
+    # product holds its status; the sandbox counted no request inside the wait
+    assert any(r.again_in and r.again_in > 0.1 for r in results)
+    rows = products_at_platform(edrts_world)
+    assert all(rows[f"AL-{n:04d}"]["mp_status"] == "live" for n in range(1, 401))
+    assert StatusSync.objects.get(seller=seller).failures == 0
+    edrts_world.sandbox.set_rate_limit("edrts", 300, window_seconds=60)
+
+
+def test_failures_back_off_are_bounded_and_staff_retry(
+    edrts_world: CatalogWorld, seller: Seller, settings: Any
+) -> None:
+    settings.EDRTS_MAX_FAILURES = 2
+    listed(seller, range(1, 3))
+    settings.PLATFORM_EDRTS_BASE_URL = "http://127.0.0.1:9/catalog/rest.php"
+
+    first = edrts_sender.status_sync_drain(seller_id=seller.pk)
+    assert first.again_in is not None
+    StatusSync.objects.filter(seller=seller).update(next_attempt_at=None)
+    second = edrts_sender.status_sync_drain(seller_id=seller.pk)
+
+    sync = StatusSync.objects.get(seller=seller)
+    assert second.again_in is None
+    assert sync.failures == 2
+    assert "waits for staff" in sync.last_error
+    assert edrts_sender.status_sync_sweep() == 0  # stopped: the sweep leaves it
+    assert StatusChange.objects.filter(seller=seller, sent_at__isnull=True).count() == 2
+
+    settings.PLATFORM_EDRTS_BASE_URL = edrts_world.sandbox.edrts_url
+    edrts_sender.status_sync_retry(seller_id=seller.pk)
+    drain_all(seller)
+    sync.refresh_from_db()
+    assert (sync.failures, sync.last_error) == (0, "")
+
+
+def test_staff_turn_edrts_off_and_on(edrts_world: CatalogWorld, seller: Seller) -> None:
+    edrts_sender.status_sync_enable(seller_id=seller.pk, enabled=False)
+    listed(seller, range(1, 4))
+    before = edrts_world.sandbox.edrts_state()["stats"]["requests"]["requests"]
+
+    edrts_sender.status_sync_drain(seller_id=seller.pk)
+
+    assert edrts_world.sandbox.edrts_state()["stats"]["requests"]["requests"] == before
+    assert set(StatusChange.objects.filter(seller=seller).values_list("outcome", flat=True)) == {
+        "off"
+    }
+
+    # On again: every current status is sent
+    edrts_sender.status_sync_enable(seller_id=seller.pk, enabled=True)
+    drain_all(seller)
+    rows = products_at_platform(edrts_world)
+    assert [rows[f"AL-{n:04d}"]["mp_status"] for n in (1, 2, 3)] == ["live"] * 3
+
+
+def test_a_seller_whose_sku_is_not_the_product_id_is_not_sent(
+    edrts_world: CatalogWorld, seller: Seller
+) -> None:
+    CatalogSource.objects.filter(seller=seller).update(
+        export_fields=[["sku", "gtin"], ["price", "price"]]
+    )
+    listed(seller, range(1, 3))
+    before = edrts_world.sandbox.edrts_state()["stats"]["requests"]["requests"]
+
+    edrts_sender.status_sync_drain(seller_id=seller.pk)
+
+    assert edrts_world.sandbox.edrts_state()["stats"]["requests"]["requests"] == before
+    assert "not the product id" in StatusSync.objects.get(seller=seller).last_error
+
+
+def test_a_drain_while_backing_off_or_stopped_queues_nothing(
+    edrts_world: CatalogWorld, seller: Seller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queued: list[tuple[int, float]] = []
+    monkeypatch.setattr(
+        edrts_sender.dispatch,
+        "status_sync_drain_enqueue",
+        lambda seller_id, countdown=0.0: queued.append((seller_id, countdown)),
+    )
+    listed(seller, range(1, 3))
+    edrts_sender.status_sync_of(seller_id=seller.pk)
+    StatusSync.objects.filter(seller=seller).update(
+        next_attempt_at=timezone.now() + timedelta(minutes=1)
+    )
+
+    assert edrts_sender.status_sync_drain(seller_id=seller.pk).held
+    StatusSync.objects.filter(seller=seller).update(next_attempt_at=None, failures=99)
+    assert edrts_sender.status_sync_drain(seller_id=seller.pk).held
+
+    assert queued == []
+    assert StatusChange.objects.filter(seller=seller, sent_at__isnull=True).count() == 2
