@@ -341,7 +341,7 @@ class StatusChange(models.Model):
     SKU (listed, rejected and why, deactivated, reactivated, a new listing id and link).
 
     Written by database triggers on the listing and rejected-SKU tables (migration
-    ``0010_status_outbox``) in the transaction of the change, whatever code made it. The
+    ``0009_status_outbox``) in the transaction of the change, whatever code made it. The
     row holds the status as it became (``status_values``), so the sender needs no other
     read; its id is the change's version: a higher id is a newer status of that SKU.
     ``sent_at`` is set once the row is settled: ``outcome`` says how.

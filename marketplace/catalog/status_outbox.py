@@ -15,7 +15,7 @@ Postgres: statement-level ``AFTER`` triggers with transition tables (one trigger
 event: transition tables cannot span events), each one ``INSERT … SELECT``. SQLite
 (development): the same ``INSERT … SELECT`` in row-level triggers.
 
-The migration ``0010_status_outbox`` installs them through ``triggers_install``; a later
+The migration ``0009_status_outbox`` installs them through ``triggers_install``; a later
 change of this SQL needs a new migration calling it again (the functions are replaced).
 """
 
