@@ -34,7 +34,7 @@ from django.db.models import (
 from django.db.models.expressions import Combinable
 from django.db.models.functions import Coalesce
 
-from marketplace.catalog.models import FeedRun, PlatformApiAccess
+from marketplace.catalog.models import FeedRun, PlatformApiAccess, StatusChange, StatusSync
 from marketplace.orders.models import OrderSync
 from marketplace.platform.models import HolderEmbargo, PlatformCall
 from sellers.models import PlatformConnection
@@ -197,6 +197,8 @@ CALL_GROUPS: tuple[tuple[str, Q], ...] = (
         | Q(path__startswith="/accounts/"),
     ),
     ("platform_api", Q(path__startswith="/dbs/")),
+    # EDRTS's paths are relative to its own base (``PLATFORM_EDRTS_BASE_URL``).
+    ("edrts", Q(path__startswith="/db/")),
 )
 OTHER = "other"
 
@@ -328,14 +330,15 @@ class Waiting:
 
 
 def edrts_statuses_waiting(*, now: datetime) -> Waiting | None:
-    """HOOK (EDRTS): listing statuses waiting to be sent to the platform, and how long
-    the oldest has waited. Return ``Waiting`` from one aggregate over the EDRTS outbox
-    (count and ``Min`` of its due time through its status index); the collector then
-    reports ``marketplace_edrts_statuses_waiting`` and
-    ``marketplace_edrts_statuses_oldest_wait_seconds``, which the alert
-    ``EdrtsStatusesWaitingTooLong`` and the dashboard already read. None: not built yet
-    (both metrics are left out)."""
-    return None
+    """Listing statuses waiting to be sent through EDRTS (the status outbox's unsent
+    rows) and how long the oldest has waited: one aggregate over the partial index on
+    unsent rows (``statuschange_unsent_age``), so its cost follows what waits, not the
+    outbox's history. Reported as ``marketplace_edrts_statuses_waiting`` and
+    ``marketplace_edrts_statuses_oldest_wait_seconds``."""
+    row = StatusChange.objects.filter(sent_at__isnull=True).aggregate(
+        count=Count("id"), oldest=Min("created_at")
+    )
+    return Waiting(row["count"] or 0, _seconds_since(row["oldest"], now))
 
 
 def refunds_waiting(*, now: datetime) -> Waiting | None:
@@ -348,5 +351,12 @@ def refunds_waiting(*, now: datetime) -> Waiting | None:
 def more_dead_letters(*, now: datetime) -> dict[str, int]:
     """HOOK (returns, refunds, EDRTS): dead letters of other kinds ({kind: count}, e.g.
     ``{"refund": 2}``), reported beside the order pushes' as
-    ``marketplace_dead_letters{kind=...}``; one aggregate per outbox."""
-    return {}
+    ``marketplace_dead_letters{kind=...}``; one aggregate per outbox.
+
+    ``edrts``: sellers whose EDRTS sender stopped after ``EDRTS_MAX_FAILURES`` failures
+    in a row; their statuses wait until staff press "Retry now" (the import still
+    reconciles them daily)."""
+    stopped = StatusSync.objects.filter(
+        edrts_enabled=True, failures__gte=settings.EDRTS_MAX_FAILURES
+    ).count()
+    return {"edrts": stopped}

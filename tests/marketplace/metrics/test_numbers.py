@@ -7,13 +7,14 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.db import connection
 from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
-from marketplace.catalog.models import FeedRun, PlatformApiAccess
+from marketplace.catalog.models import FeedRun, PlatformApiAccess, StatusChange, StatusSync
 from marketplace.metrics.views import exposition
 from marketplace.orders.models import OrderSync
 from marketplace.platform.models import HolderEmbargo, PlatformCall
@@ -99,6 +100,7 @@ def test_the_numbers_after_a_small_flow_are_right(client: Client) -> None:
         ("GET", "/dbs/7/exports/3", 500),
         ("POST", "/login", 429),
         ("GET", "/something-new", 200),
+        ("PUT", "/db/7", 429),
     ]
     for method, path, status in calls:
         PlatformCall.objects.create(
@@ -106,6 +108,15 @@ def test_the_numbers_after_a_small_flow_are_right(client: Client) -> None:
         )
     old = PlatformCall.objects.create(seller=seller, method="PUT", path="/orders/X", status=500)
     PlatformCall.objects.filter(pk=old.pk).update(created_at=now - timedelta(minutes=10))
+
+    # EDRTS: two statuses waiting (the oldest 90 s), one sent; one seller's sender stopped
+    waiting = [
+        StatusChange.objects.create(seller=seller, sku=f"SKU-{n}", status="live") for n in (1, 2)
+    ]
+    StatusChange.objects.filter(pk=waiting[0].pk).update(created_at=now - timedelta(seconds=90))
+    StatusChange.objects.create(seller=seller, sku="SKU-3", status="live", sent_at=now)
+    StatusSync.objects.create(seller=failing.seller, failures=settings.EDRTS_MAX_FAILURES)
+    StatusSync.objects.create(seller=seller, failures=1)
 
     # embargoes: two sellers held, the API user's hold already over
     HolderEmbargo.objects.create(holder="seller:101", not_before=now + timedelta(seconds=120))
@@ -136,6 +147,9 @@ def test_the_numbers_after_a_small_flow_are_right(client: Client) -> None:
     assert value(samples, "marketplace_orders_push_due") == 2
     assert 120 <= value(samples, "marketplace_orders_push_oldest_wait_seconds") < 150
     assert value(samples, "marketplace_dead_letters", kind="order_push") == 1
+    assert value(samples, "marketplace_dead_letters", kind="edrts") == 1
+    assert value(samples, "marketplace_edrts_statuses_waiting") == 2
+    assert 90 <= value(samples, "marketplace_edrts_statuses_oldest_wait_seconds") < 150
 
     assert value(samples, "marketplace_connections", state="connected") == 3
     assert value(samples, "marketplace_connections", state="needs_reauth") == 1
@@ -167,6 +181,7 @@ def test_the_numbers_after_a_small_flow_are_right(client: Client) -> None:
     assert value(samples, calls_recent, group="platform_api", status="500") == 1
     assert value(samples, calls_recent, group="auth_api", status="429") == 1
     assert value(samples, calls_recent, group="other", status="200") == 1
+    assert value(samples, calls_recent, group="edrts", status="429") == 1
     assert value(samples, "marketplace_metrics_window_seconds", of="platform_calls") == 300
 
     assert 110 < value(samples, "marketplace_embargo_remaining_seconds", group="orders") <= 120
@@ -181,8 +196,7 @@ def test_the_numbers_after_a_small_flow_are_right(client: Client) -> None:
     assert value(samples, "marketplace_feed_runs_held") == 1
     assert value(samples, "marketplace_platform_api_needs_sign_in") == 1
 
-    # The hooks of work not built on this branch report nothing yet.
-    assert not any(name.startswith("marketplace_edrts_") for name, _ in samples)
+    # Refunds report nothing until returns and refunds wire their hook.
     assert not any(name.startswith("marketplace_refunds_") for name, _ in samples)
 
 
@@ -210,7 +224,7 @@ def test_a_scrape_costs_the_same_queries_whatever_the_data_size() -> None:
     large = queries()
     # Then the scrape makes the same, small number of queries
     assert small == large
-    assert large <= 11  # 7 reads, setting and restoring the statement timeout, a savepoint
+    assert large <= 13  # 9 reads, setting and restoring the statement timeout, a savepoint
 
 
 def test_the_scrapes_statement_timeout_ends_with_the_scrape() -> None:
