@@ -22,6 +22,11 @@ class ProblemCode(StrEnum):
     EXCESS_QUANTITY = "EXCESS_QUANTITY"
     UNKNOWN_LINE = "UNKNOWN_LINE"
     INVALID_SHIP_DATE = "INVALID_SHIP_DATE"
+    # Refunds and returns (marketplace/returns/checks.py); EXCESS_QUANTITY and
+    # UNKNOWN_LINE serve there too: a refund line's quantity, a line not on the order.
+    EXCESS_ITEM_REFUND = "EXCESS_ITEM_REFUND"
+    EXCESS_REFUND = "EXCESS_REFUND"
+    CURRENCY_MISMATCH = "CURRENCY_MISMATCH"
 
 
 def _carrier_key(name: str) -> str:

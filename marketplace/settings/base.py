@@ -104,6 +104,7 @@ INSTALLED_APPS = [
     "sellers",
     "marketplace.platform",
     "marketplace.orders",
+    "marketplace.returns",
     "marketplace.dashboard",
     "marketplace.catalog",
     "marketplace.portal",
