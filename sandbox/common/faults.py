@@ -43,6 +43,19 @@ ENDPOINTS = {
     "list_orders",
     "fulfillments",
     "errors",
+    # Returns and seller refunds.
+    "put_return",
+    "get_return",
+    "list_returns",
+    "order_returns",
+    "return_refunds",
+    "return_complete",
+    "return_errors",
+    "list_refunds",
+    "order_refunds",
+    "get_refund",
+    "refund_complete",
+    "refund_errors",
 }
 
 

@@ -32,6 +32,8 @@ def endpoint_key(request: HttpRequest) -> str:
     name = match.url_name if match else None
     if name == "order":
         return "put_order" if request.method == "PUT" else "get_order"
+    if name == "return":
+        return "put_return" if request.method == "PUT" else "get_return"
     platform_key = endpoint_key_for(name, request.method)
     if platform_key is not None:
         return platform_key

@@ -9,6 +9,15 @@ Kinds:
 * ``api_token_headers``: an /api.php call (every one but ``/login``) without both
   ``x-api-key`` and ``Authorization: Bearer``, or with two different tokens in them
   (``auth_api.endpoint``; the call is refused 401).
+* ``return_complete_not_refunded``: ``POST …/returns/{r}/complete`` on a return that is not
+  ``REFUNDED`` (nor already ``COMPLETED``); refused 409.
+* ``complete_and_errors``: a refund or return both marked complete and reported with errors
+  (the second call of the two is refused 409).
+* ``return_changed_after_authorization``: a second ``PUT …/returns/{r}`` with a different body
+  once the return left ``AWAITING_AUTHORIZATION``; refused 409.
+* ``complete_unread``: a refund or return marked complete that the marketplace never read
+  (no GET of it, its order's list or a listing holding it) since it reached its state;
+  accepted.
 
 The end-to-end tests assert there are none; the inspection API and page show them.
 """
@@ -23,7 +32,20 @@ EARLY_RETRY = "early_retry"
 SHIPPED_WHILE_UNFULFILLED = "shipped_while_unfulfilled"
 REFRESH_TOKEN_REUSE = "refresh_token_reuse"
 API_TOKEN_HEADERS = "api_token_headers"
-KINDS = (EARLY_RETRY, SHIPPED_WHILE_UNFULFILLED, REFRESH_TOKEN_REUSE, API_TOKEN_HEADERS)
+RETURN_COMPLETE_NOT_REFUNDED = "return_complete_not_refunded"
+COMPLETE_AND_ERRORS = "complete_and_errors"
+RETURN_CHANGED_AFTER_AUTHORIZATION = "return_changed_after_authorization"
+COMPLETE_UNREAD = "complete_unread"
+KINDS = (
+    EARLY_RETRY,
+    SHIPPED_WHILE_UNFULFILLED,
+    REFRESH_TOKEN_REUSE,
+    API_TOKEN_HEADERS,
+    RETURN_COMPLETE_NOT_REFUNDED,
+    COMPLETE_AND_ERRORS,
+    RETURN_CHANGED_AFTER_AUTHORIZATION,
+    COMPLETE_UNREAD,
+)
 RECENT_SIZE = 500
 
 _lock = threading.Lock()

@@ -18,6 +18,8 @@ class SandboxConfig(AppConfig):
             Grant,
             Order,
             OrderStateChange,
+            Refund,
+            Return,
             Seller,
             Token,
         )
@@ -28,7 +30,16 @@ class SandboxConfig(AppConfig):
 
         resets.register(
             "order_source",
-            data_models=[ErrorReport, OrderStateChange, Order, Token, AuthorizationCode, Grant],
+            data_models=[
+                Refund,
+                Return,
+                ErrorReport,
+                OrderStateChange,
+                Order,
+                Token,
+                AuthorizationCode,
+                Grant,
+            ],
             account_models=[Seller, Client],
             memory_reset=_memory_reset,
         )

@@ -11,6 +11,7 @@ from django.shortcuts import render
 from sandbox.common import clock, faults, request_log, switches, violations
 from sandbox.common.json_bodies import error_response
 from sandbox.order_source import grants
+from sandbox.order_source.after_sale import inspected_refund_json, inspected_return_json
 from sandbox.order_source.fulfillment import fulfillments_json
 from sandbox.order_source.models import ErrorReport, Grant, Order
 from sandbox.order_source.order_lookup import OrderLookupError, order_find
@@ -115,6 +116,8 @@ def inspected_order_json(order: Order) -> dict:
             for h in order.history.all()
         ],
         "errors": [error_json(e) for e in order.errors.all()],
+        "returns": [inspected_return_json(r) for r in order.returns.order_by("id")],
+        "refunds": [inspected_refund_json(r) for r in order.refunds.order_by("id")],
     }
 
 

@@ -156,3 +156,71 @@ class ErrorReport(models.Model):
 
     def __str__(self) -> str:
         return f"{self.order_id}: {self.code}"
+
+
+class Return(models.Model):
+    """A return a marketplace created on one of its orders (``PUT …/returns/{n}``); the
+    seller's v2 operations move it (orders_v2 writes these rows, the v1 views read them)."""
+
+    AWAITING_AUTHORIZATION = "AWAITING_AUTHORIZATION"
+    AUTHORIZED = "AUTHORIZED"
+    REFUNDED = "REFUNDED"
+    COMPLETED = "COMPLETED"
+    REJECTED = "REJECTED"
+    STATUSES = (AWAITING_AUTHORIZATION, AUTHORIZED, REFUNDED, COMPLETED, REJECTED)
+
+    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="returns")
+    mp_return_number = models.CharField(max_length=128)
+    placed = models.JSONField()  # the body as the marketplace PUT it (then as updated)
+    status = models.CharField(max_length=30, default=AWAITING_AUTHORIZATION)
+    rma = models.CharField(max_length=128, blank=True, default="")
+    notes = models.TextField(blank=True, default="")  # the seller's reason, when REJECTED
+    # The seller's refund: [{"mp_return_line_number", "principal_refund_amount",
+    # "shipping_refund_amount"}] (decimal strings), set once.
+    refund_lines = models.JSONField(default=list)
+    # What the marketplace reported: [{"code", "message", "mp_return_line_number"}].
+    errors = models.JSONField(default=list)
+    created_at = models.DateTimeField()
+    # Any change of state, amounts, RMA or errors (``updated_after``; the listing's sort key).
+    updated_at = models.DateTimeField()
+    # Whether the marketplace read it (GET one/lists/refunds) since it reached its state.
+    read_in_state = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["updated_at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["order", "mp_return_number"], name="sandbox_return_unique_number"
+            )
+        ]
+        indexes = [models.Index(fields=["updated_at", "id"], name="sandbox_return_listing")]
+
+    def __str__(self) -> str:
+        return f"return {self.mp_return_number} of {self.order_id}"
+
+
+class Refund(models.Model):
+    """A refund the seller posted on an order through v2 (``feedamp_refund_id`` is its id);
+    the marketplace reads it on v1 and marks it complete or reports errors."""
+
+    CREATED = "CREATED"
+    COMPLETED = "COMPLETED"
+    REFUSED = "REFUSED"
+    STATUSES = (CREATED, COMPLETED, REFUSED)
+
+    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="refunds")
+    cp_refund_number = models.CharField(max_length=128, blank=True, default="")
+    # The v2 lines as posted, plus "refund_line_number" and "mp_line_number".
+    lines = models.JSONField()
+    status = models.CharField(max_length=20, default=CREATED)
+    errors = models.JSONField(default=list)  # [{"code", "message"}]
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+    read_in_state = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["updated_at", "id"]
+        indexes = [models.Index(fields=["updated_at", "id"], name="sandbox_refund_listing")]
+
+    def __str__(self) -> str:
+        return f"refund {self.id} of {self.order_id}"

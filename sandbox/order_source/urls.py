@@ -9,6 +9,8 @@ from sandbox.order_source import (
     inspection_views,
     oauth_views,
     order_views,
+    refunds_views,
+    returns_views,
 )
 
 urlpatterns = [
@@ -24,6 +26,54 @@ urlpatterns = [
         name="fulfillments",
     ),
     path("api/v1/orders/<str:mp_order_number>/errors", order_views.order_errors, name="errors"),
+    # Returns and seller refunds (returns-refunds-contract.md).
+    path("api/v1/returns", returns_views.returns_list, name="list_returns"),
+    path(
+        "api/v1/orders/<str:mp_order_number>/returns",
+        returns_views.order_returns,
+        name="order_returns",
+    ),
+    path(
+        "api/v1/orders/<str:mp_order_number>/returns/<str:mp_return_number>",
+        returns_views.return_detail,
+        name="return",
+    ),
+    path(
+        "api/v1/orders/<str:mp_order_number>/returns/<str:mp_return_number>/refunds",
+        returns_views.return_refunds,
+        name="return_refunds",
+    ),
+    path(
+        "api/v1/orders/<str:mp_order_number>/returns/<str:mp_return_number>/complete",
+        returns_views.return_complete,
+        name="return_complete",
+    ),
+    path(
+        "api/v1/orders/<str:mp_order_number>/returns/<str:mp_return_number>/errors",
+        returns_views.return_errors,
+        name="return_errors",
+    ),
+    path("api/v1/refunds", refunds_views.refunds_list, name="list_refunds"),
+    path(
+        "api/v1/orders/<str:mp_order_number>/refunds",
+        refunds_views.order_refunds,
+        name="order_refunds",
+    ),
+    path(
+        "api/v1/orders/<str:mp_order_number>/refunds/<str:refund_id>",
+        refunds_views.refund_detail,
+        name="get_refund",
+    ),
+    path(
+        "api/v1/orders/<str:mp_order_number>/refunds/<str:refund_id>/complete",
+        refunds_views.refund_complete,
+        name="refund_complete",
+    ),
+    path(
+        "api/v1/orders/<str:mp_order_number>/refunds/<str:refund_id>/errors",
+        refunds_views.refund_errors,
+        name="refund_errors",
+    ),
     # The simulator's own control and inspection API (local only, no auth).
     path("sandbox/", inspection_views.state_page, name="sandbox_page"),
     path("sandbox/api/state", inspection_views.state, name="sandbox_state"),

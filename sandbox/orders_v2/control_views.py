@@ -9,14 +9,16 @@ switch, which go through the same v2 operations as the v2 API (``by_hand``).
 from django.http import HttpRequest, JsonResponse
 
 from sandbox.common import switches
-from sandbox.common.control import control
+from sandbox.common.control import ControlError, control
 from sandbox.common.json_bodies import BadBody, error_response, json_object_body
-from sandbox.order_source.models import Order, Seller
+from sandbox.order_source.after_sale import inspected_refund_json, inspected_return_json
+from sandbox.order_source.models import Order, Refund, Return, Seller
 from sandbox.order_source.order_lookup import order_find
-from sandbox.orders_v2 import by_hand, sim_settings
+from sandbox.orders_v2 import after_sale_by_hand, by_hand, sim_settings
 from sandbox.orders_v2.imports import seller_import, seller_settings
 from sandbox.orders_v2.inspection import inspected_json
 from sandbox.orders_v2.models import WORKFLOWS, ApiUser, SellerSettings, V2Order
+from sandbox.orders_v2.packages import PackageError
 from sandbox.orders_v2.tokens import active_tokens, api_user_upsert
 
 
@@ -169,3 +171,63 @@ def order_acknowledge(request: HttpRequest, mp_order_number: str) -> JsonRespons
     order = _order_for_control(request, body, mp_order_number)
     by_hand.order_acknowledge(order=order)
     return JsonResponse({"acknowledged": True})
+
+
+# -- returns and refunds by hand ---------------------------------------------------------------
+
+
+@control(("POST",))
+def return_operation(
+    request: HttpRequest, mp_order_number: str, mp_return_number: str, op: str
+) -> JsonResponse:
+    """``POST /sandbox/api/orders/{n}/returns/{r}/authorize|reject|refund``: the v2
+    operation with defaults (a new RMA, a stock reason, the requested amounts)."""
+    body = json_object_body(request, allow_empty=True)
+    order = _order_for_control(request, body, mp_order_number)
+    row = after_sale_by_hand.return_of(order, mp_return_number)
+    try:
+        row = after_sale_by_hand.operation_by_hand(row, op, body, source="control API")
+    except PackageError as exc:
+        raise ControlError(
+            "conflict" if exc.status == 409 else "bad_request", exc.message, exc.status
+        ) from exc
+    return JsonResponse(inspected_return_json(row))
+
+
+@control(("POST",))
+def order_refund(request: HttpRequest, mp_order_number: str) -> JsonResponse:
+    """``POST /sandbox/api/orders/{n}/refunds``: a seller refund as v2 would post it."""
+    body = json_object_body(request)
+    order = _order_for_control(request, body, mp_order_number)
+    try:
+        row = after_sale_by_hand.seller_refund_by_hand(order, body, source="control API")
+    except PackageError as exc:
+        raise ControlError("bad_request", exc.message, exc.status, fields=exc.fields) from exc
+    return JsonResponse(inspected_refund_json(row), status=201)
+
+
+def _limit(request: HttpRequest) -> int:
+    try:
+        return max(1, min(int(request.GET.get("limit", 100)), 1000))
+    except ValueError as exc:
+        raise BadBody("limit must be an integer") from exc
+
+
+@control(("GET",))
+def returns_view(request: HttpRequest) -> JsonResponse:
+    rows = Return.objects.select_related("order__seller", "order__client").order_by("-id")
+    if request.GET.get("seller"):
+        rows = rows.filter(order__seller__username=request.GET["seller"])
+    if request.GET.get("status"):
+        rows = rows.filter(status=request.GET["status"])
+    return JsonResponse({"returns": [inspected_return_json(r) for r in rows[: _limit(request)]]})
+
+
+@control(("GET",))
+def refunds_view(request: HttpRequest) -> JsonResponse:
+    rows = Refund.objects.select_related("order__seller", "order__client").order_by("-id")
+    if request.GET.get("seller"):
+        rows = rows.filter(order__seller__username=request.GET["seller"])
+    if request.GET.get("status"):
+        rows = rows.filter(status=request.GET["status"])
+    return JsonResponse({"refunds": [inspected_refund_json(r) for r in rows[: _limit(request)]]})

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from sandbox.orders_v2 import control_views, page_views, views
+from sandbox.orders_v2 import after_sale_views, control_views, page_views, views
 
 api_urlpatterns = [
     # The seller-side order host's token call sits on its version-1 path (the contract).
@@ -21,6 +21,20 @@ api_urlpatterns = [
         "api/v2/orders/<str:order_id>/cancellations/<str:cancellation_id>",
         views.cancellation,
         name="v2_cancellation",
+    ),
+    # Returns and seller refunds.
+    path("api/v2/orders/<str:order_id>/refunds", after_sale_views.order_refunds, name="v2_refunds"),
+    path(
+        "api/v2/orders/<str:order_id>/refunds/<str:refund_id>",
+        after_sale_views.order_refund,
+        name="v2_refund",
+    ),
+    path("api/v2/returns", after_sale_views.returns_list, name="v2_returns"),
+    path("api/v2/returns/<str:return_id>", after_sale_views.return_detail, name="v2_return"),
+    path(
+        "api/v2/returns/<str:return_id>/run-operation",
+        after_sale_views.return_operation,
+        name="v2_return_operation",
     ),
 ]
 
@@ -59,6 +73,18 @@ control_urlpatterns = [
         control_views.order_acknowledge,
         name="sandbox_order_acknowledge",
     ),
+    path(
+        "sandbox/api/orders/<str:mp_order_number>/returns/<str:mp_return_number>/<str:op>",
+        control_views.return_operation,
+        name="sandbox_return_operation",
+    ),
+    path(
+        "sandbox/api/orders/<str:mp_order_number>/refunds",
+        control_views.order_refund,
+        name="sandbox_order_refund",
+    ),
+    path("sandbox/api/returns", control_views.returns_view, name="sandbox_returns"),
+    path("sandbox/api/refunds", control_views.refunds_view, name="sandbox_refunds"),
 ]
 
 page_urlpatterns = [

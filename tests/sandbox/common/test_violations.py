@@ -236,6 +236,10 @@ def test_violations_show_in_state_and_page_and_reset_clears_them(
         "shipped_while_unfulfilled": 1,
         "refresh_token_reuse": 1,
         "api_token_headers": 0,
+        "return_complete_not_refunded": 0,
+        "complete_and_errors": 0,
+        "return_changed_after_authorization": 0,
+        "complete_unread": 0,
     }
     assert [v["kind"] for v in report["recent"]] == [
         "refresh_token_reuse",

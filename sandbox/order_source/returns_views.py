@@ -1,0 +1,344 @@
+"""Returns on the marketplace-facing interface (returns-refunds-contract.md):
+``PUT/GET /orders/{n}/returns/{r}``, ``GET /orders/{n}/returns``, ``GET /returns``,
+``GET …/returns/{r}/refunds``, ``POST …/returns/{r}/complete`` and ``…/errors``.
+
+Scoped like the orders: a marketplace sees the returns of the orders it placed for the
+seller who granted its token; anything else is 404.
+"""
+
+from django.db import IntegrityError, transaction
+from django.db.models import Q, QuerySet
+from django.http import HttpRequest, JsonResponse
+
+from sandbox.common import clock, violations
+from sandbox.common.endpoint import endpoint
+from sandbox.common.errors import validation_error
+from sandbox.common.json_bodies import BadBody, error_response, json_body
+from sandbox.common.query_params import problems_message
+from sandbox.order_source.after_sale import (
+    changed,
+    mark_read,
+    return_json,
+    return_refunds_json,
+    returned_quantities,
+    shipped_quantities,
+)
+from sandbox.order_source.bearer import bearer_grant
+from sandbox.order_source.listing_cursor import cursor_decode, cursor_encode
+from sandbox.order_source.models import Grant, Order, Return
+from sandbox.order_source.order_views import (
+    ERRORS,
+    MAX_ORDER_NUMBERS,
+    _list_filters,
+    _not_found,
+    _own_order,
+)
+from sandbox.order_source.returns_validation import (
+    RETURN_ERROR_CODES,
+    error_array_problems,
+    error_items,
+    lines_against_order,
+    return_problems,
+)
+from sandbox.order_source.validation import parse_datetime
+
+LIST_PARAMETERS = frozenset({"mp_order_numbers", "status", "updated_after", "page_size", "cursor"})
+
+
+def _return_not_found(mp_return_number: str) -> JsonResponse:
+    return error_response("not_found", f"return {mp_return_number!r} not found", 404)
+
+
+def _conflict(message: str) -> JsonResponse:
+    return error_response("conflict", message, 409)
+
+
+def _request_id(request: HttpRequest) -> str:
+    return getattr(request, "sandbox_request_id", "")
+
+
+def _violation(request: HttpRequest, grant: Grant, kind: str, detail: str) -> None:
+    violations.violation_record(
+        kind=kind,
+        seller=grant.seller.username,
+        client_id=grant.client.client_id,
+        request_id=_request_id(request),
+        detail=detail,
+    )
+
+
+def _own_return(grant: Grant, mp_order_number: str, mp_return_number: str) -> Return | None:
+    return (
+        Return.objects.select_related("order")
+        .filter(
+            order__client_id=grant.client_id,
+            order__seller_id=grant.seller_id,
+            order__mp_order_number=mp_order_number,
+            mp_return_number=mp_return_number,
+        )
+        .first()
+    )
+
+
+def _empty_object_body(request: HttpRequest) -> None:
+    """``complete`` takes ``{}`` (or no body); anything else is a 400."""
+    if not request.body:
+        return
+    body = json_body(request)
+    if not isinstance(body, dict):
+        raise BadBody("the body must be a JSON object ({})")
+    if body:
+        raise BadBody(f"unknown fields: {', '.join(sorted(body))} (the body is {{}})")
+
+
+@endpoint(methods=("GET", "PUT"), errors=ERRORS, auth=bearer_grant)
+def return_detail(
+    request: HttpRequest, grant: Grant, mp_order_number: str, mp_return_number: str
+) -> JsonResponse:
+    if request.method == "GET":
+        row = _own_return(grant, mp_order_number, mp_return_number)
+        if row is None:
+            if _own_order(grant, mp_order_number) is None:
+                return _not_found(mp_order_number)
+            return _return_not_found(mp_return_number)
+        mark_read([row])
+        return JsonResponse(return_json(row))
+    if len(mp_return_number) > 128:
+        return validation_error(
+            "the return number is too long",
+            {"mp_return_number": "at most 128 characters"},
+        )
+    if _own_order(grant, mp_order_number) is None:
+        return _not_found(mp_order_number)
+    body = json_body(request)
+    problems = return_problems(body)
+    if problems:
+        return validation_error("the return is invalid", dict(problems))
+    assert isinstance(body, dict)
+    try:
+        return _return_put(request, grant, mp_order_number, mp_return_number, body)
+    except IntegrityError:
+        # A concurrent PUT created it first: now it is a repeat or an update.
+        return _return_put(request, grant, mp_order_number, mp_return_number, body)
+
+
+def _return_put(
+    request: HttpRequest, grant: Grant, mp_order_number: str, mp_return_number: str, body: dict
+) -> JsonResponse:
+    now = clock.now()
+    with transaction.atomic():
+        # One writer per order at a time: the over-return check reads the other returns.
+        order = Order.objects.select_for_update().get(
+            client_id=grant.client_id, seller_id=grant.seller_id, mp_order_number=mp_order_number
+        )
+        row = order.returns.filter(mp_return_number=mp_return_number).first()
+        if row is not None and row.placed == body:
+            return JsonResponse(return_json(row))
+        if row is not None and row.status != Return.AWAITING_AUTHORIZATION:
+            _violation(
+                request,
+                grant,
+                violations.RETURN_CHANGED_AFTER_AUTHORIZATION,
+                f"return {mp_return_number} of order {mp_order_number} sent again with a "
+                f"different body while {row.status}",
+            )
+            return _conflict(
+                f"return {mp_return_number!r} is {row.status}: it can no longer change"
+            )
+        problems = lines_against_order(
+            body,
+            order.placed,
+            shipped_quantities(order),
+            returned_quantities(order, excluding=row.id if row else None),
+        )
+        if problems:
+            return validation_error("the return does not fit the order", dict(problems))
+        if row is None:
+            row = Return.objects.create(
+                order=order,
+                mp_return_number=mp_return_number,
+                placed=body,
+                created_at=now,
+                updated_at=now,
+            )
+        else:
+            row.placed = body
+            changed(row, now, fields=["placed"], new_state=False)
+        return JsonResponse(return_json(row))
+
+
+@endpoint(methods=("GET",), errors=ERRORS, auth=bearer_grant, csrf_exempt=False)
+def order_returns(request: HttpRequest, grant: Grant, mp_order_number: str) -> JsonResponse:
+    order = _own_order(grant, mp_order_number)
+    if order is None:
+        return _not_found(mp_order_number)
+    rows = list(order.returns.select_related("order").order_by("id"))
+    mark_read(rows)
+    return JsonResponse({"returns": [return_json(row) for row in rows], "next_cursor": None})
+
+
+def listing_filters(
+    params: dict[str, str], statuses: tuple[str, ...], fields: dict[str, str]
+) -> tuple[Q, int]:
+    """The filters ``GET /returns`` and ``GET /refunds`` share; the cursor holds
+    (updated_at, id), the listing's sort key (a row changed while paging comes again later,
+    never missed)."""
+    page_params = {k: v for k, v in params.items() if k in ("page_size", "mp_order_numbers")}
+    _, page_size = _list_filters(page_params, fields)
+    query = Q()
+    if "mp_order_numbers" in params:
+        numbers = params["mp_order_numbers"].split(",")
+        query &= Q(order__mp_order_number__in=numbers[:MAX_ORDER_NUMBERS])
+    if "status" in params:
+        values = params["status"].split(",")
+        if any(v not in statuses for v in values):
+            fields["status"] = f"comma-separated values of {', '.join(statuses)}"
+        query &= Q(status__in=values)
+    if "updated_after" in params:
+        moment = parse_datetime(params["updated_after"])
+        if moment is None:
+            fields["updated_after"] = (
+                "must be an RFC 3339 date-time with an offset (URL-encode the '+')"
+            )
+        else:
+            query &= Q(updated_at__gt=moment)
+    if "cursor" in params:
+        decoded = cursor_decode(params["cursor"])
+        if decoded is None:
+            fields["cursor"] = "not a cursor this endpoint returned"
+        else:
+            at, row_id = decoded
+            query &= Q(updated_at__gt=at) | Q(updated_at=at, id__gt=row_id)
+    return query, page_size
+
+
+def listing_page(rows: QuerySet, query: Q, grant: Grant, page_size: int) -> tuple[list, str | None]:
+    found = list(
+        rows.select_related("order")
+        .filter(query, order__client_id=grant.client_id, order__seller_id=grant.seller_id)
+        .order_by("updated_at", "id")[: page_size + 1]
+    )
+    page, more = found[:page_size], len(found) > page_size
+    mark_read(page)
+    return page, cursor_encode(page[-1].updated_at, page[-1].id) if more else None
+
+
+@endpoint(
+    methods=("GET",),
+    errors=ERRORS,
+    auth=bearer_grant,
+    parameters=LIST_PARAMETERS,
+    pass_params=True,
+    csrf_exempt=False,
+)
+def returns_list(request: HttpRequest, grant: Grant, params: dict[str, str]) -> JsonResponse:
+    fields: dict[str, str] = {}
+    query, page_size = listing_filters(params, Return.STATUSES, fields)
+    if fields:
+        return validation_error(f"invalid query: {problems_message(fields)}", fields)
+    page, cursor = listing_page(Return.objects.all(), query, grant, page_size)
+    return JsonResponse({"returns": [return_json(row) for row in page], "next_cursor": cursor})
+
+
+def _found(
+    grant: Grant, mp_order_number: str, mp_return_number: str
+) -> tuple[Return | None, JsonResponse | None]:
+    row = _own_return(grant, mp_order_number, mp_return_number)
+    if row is not None:
+        return row, None
+    if _own_order(grant, mp_order_number) is None:
+        return None, _not_found(mp_order_number)
+    return None, _return_not_found(mp_return_number)
+
+
+@endpoint(methods=("GET",), errors=ERRORS, auth=bearer_grant, csrf_exempt=False)
+def return_refunds(
+    request: HttpRequest, grant: Grant, mp_order_number: str, mp_return_number: str
+) -> JsonResponse:
+    row, missing = _found(grant, mp_order_number, mp_return_number)
+    if row is None:
+        assert missing is not None
+        return missing
+    mark_read([row])
+    return JsonResponse(return_refunds_json(row))
+
+
+@endpoint(methods=("POST",), errors=ERRORS, auth=bearer_grant)
+def return_complete(
+    request: HttpRequest, grant: Grant, mp_order_number: str, mp_return_number: str
+) -> JsonResponse:
+    row, missing = _found(grant, mp_order_number, mp_return_number)
+    if row is None:
+        assert missing is not None
+        return missing
+    _empty_object_body(request)
+    label = f"return {mp_return_number} of order {mp_order_number}"
+    with transaction.atomic():
+        row = Return.objects.select_for_update().select_related("order").get(id=row.id)
+        if row.status == Return.COMPLETED:
+            return JsonResponse(return_json(row))
+        if row.status != Return.REFUNDED:
+            _violation(
+                request,
+                grant,
+                violations.RETURN_COMPLETE_NOT_REFUNDED,
+                f"{label} marked complete while {row.status}",
+            )
+            return _conflict(f"return {mp_return_number!r} is {row.status}, not REFUNDED")
+        if row.errors:
+            _violation(
+                request,
+                grant,
+                violations.COMPLETE_AND_ERRORS,
+                f"{label} marked complete after errors were reported on it",
+            )
+            return _conflict(f"return {mp_return_number!r} has errors reported: not complete")
+        if not row.read_in_state:
+            _violation(
+                request,
+                grant,
+                violations.COMPLETE_UNREAD,
+                f"{label} marked complete without reading it since it was REFUNDED",
+            )
+        row.status = Return.COMPLETED
+        changed(row, clock.now(), fields=["status"], new_state=True)
+    return JsonResponse(return_json(row))
+
+
+@endpoint(methods=("POST",), errors=ERRORS, auth=bearer_grant)
+def return_errors(
+    request: HttpRequest, grant: Grant, mp_order_number: str, mp_return_number: str
+) -> JsonResponse:
+    row, missing = _found(grant, mp_order_number, mp_return_number)
+    if row is None:
+        assert missing is not None
+        return missing
+    body = json_body(request)
+    numbers = {str(line["mp_return_line_number"]) for line in row.placed["return_lines"]}
+    problems = error_array_problems(
+        body, RETURN_ERROR_CODES, line_key="mp_return_line_number", line_numbers=numbers
+    )
+    if problems:
+        return validation_error("the error report is invalid", dict(problems))
+    assert isinstance(body, list)
+    items = error_items(body, line_key="mp_return_line_number")
+    label = f"return {mp_return_number} of order {mp_order_number}"
+    with transaction.atomic():
+        row = Return.objects.select_for_update().select_related("order").get(id=row.id)
+        if row.status == Return.COMPLETED:
+            _violation(
+                request,
+                grant,
+                violations.COMPLETE_AND_ERRORS,
+                f"errors reported on {label}, already marked complete",
+            )
+            return _conflict(f"return {mp_return_number!r} is COMPLETED: no errors now")
+        if row.status != Return.REFUNDED:
+            return _conflict(
+                f"return {mp_return_number!r} is {row.status}: errors only once REFUNDED"
+            )
+        new = [item for item in items if item not in row.errors]
+        if new:  # the same body again (a retry after a lost answer) changes nothing
+            row.errors = [*row.errors, *new]
+            changed(row, clock.now(), fields=["errors"], new_state=False)
+    return JsonResponse({})

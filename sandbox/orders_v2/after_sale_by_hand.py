@@ -1,0 +1,100 @@
+"""Playing the seller by hand on returns and refunds (control API and the order pages):
+thin defaults over the same services the v2 API uses (``returns.run_operation``,
+``refunds.refund_create``)."""
+
+import secrets
+from decimal import Decimal
+from typing import Any
+
+from sandbox.common.control import ControlError
+from sandbox.order_source.after_sale import REFUND_AMOUNTS, money_text
+from sandbox.order_source.models import Order, Return
+from sandbox.order_source.returns_validation import decimal_of
+from sandbox.orders_v2 import refunds, returns
+from sandbox.orders_v2.imports import order_import
+from sandbox.orders_v2.models import V2Order
+
+
+def return_of(order: Order, mp_return_number: str) -> Return:
+    row = order.returns.select_related("order").filter(mp_return_number=mp_return_number).first()
+    if row is None:
+        raise ControlError("not_found", f"no return {mp_return_number!r} on this order", 404)
+    return row
+
+
+def requested_refund_lines(row: Return) -> list[dict[str, str]]:
+    """The refund a seller gives when it takes the buyer's request as asked: principal =
+    requested principal + requested tax, no shipping."""
+    return [
+        {
+            "mp_return_line_number": line["mp_return_line_number"],
+            "principal_refund_amount": money_text(
+                decimal_of(line["requested_refund_principal"])
+                + decimal_of(line["requested_refund_tax"])
+            ),
+            "shipping_refund_amount": "0",
+        }
+        for line in row.placed["return_lines"]
+    ]
+
+
+def operation_by_hand(row: Return, op: str, spec: dict[str, Any], *, source: str) -> Return:
+    """``authorize`` (``rma`` defaults to a new one), ``reject`` (``reason`` defaults),
+    ``refund`` (``lines`` default to the requested amounts)."""
+    if op == "authorize":
+        body = {"rma": spec.get("rma") or f"RMA-{secrets.token_hex(4).upper()}"}
+    elif op == "reject":
+        body = {"reason": spec.get("reason") or "not eligible for return"}
+    elif op == "refund":
+        body = {"lines": spec.get("lines") or requested_refund_lines(row)}
+    else:
+        raise ControlError("bad_request", f"op must be one of {', '.join(returns.OPERATIONS)}", 400)
+    return returns.run_operation(row, op, body, source=source)
+
+
+def v2_order_of(order: Order) -> V2Order:
+    v2 = V2Order.objects.filter(order=order).first()
+    return v2 if v2 is not None else order_import(order)
+
+
+def line_cost(placed: dict, mp_line_number: str) -> Decimal:
+    """What the buyer paid for a line (the contract's reading)."""
+    for line in placed.get("order_lines", []):
+        if str(line.get("mp_line_number")) == mp_line_number:
+            paid = int(line.get("quantity") or 0) * decimal_of(line.get("unit_price"))
+            paid += sum((decimal_of(t.get("amount")) for t in line.get("taxes") or []), Decimal(0))
+            paid += decimal_of(line.get("shipping_price") or 0)
+            paid -= sum(
+                (decimal_of(d.get("amount")) for d in line.get("discounts") or []), Decimal(0)
+            )
+            return paid
+    return Decimal(0)
+
+
+def seller_refund_by_hand(order: Order, spec: dict[str, Any], *, source: str) -> Any:
+    """``{"cp_refund_number"?, "refund_lines": [{"mp_line_number" or "feedamp_order_line_id",
+    "item_refund"?, …}]}``: missing amounts are 0, the currency the order's, the quantity 0,
+    the reason ``OTHER``; a line's ``mp_line_number`` names the marketplace line."""
+    v2 = v2_order_of(order)
+    by_number = {line["mp_line_number"]: line["id"] for line in v2.lines}
+    raw_lines = spec.get("refund_lines")
+    if not isinstance(raw_lines, list) or not raw_lines:
+        raise ControlError("bad_request", "refund_lines (a non-empty list) is required", 400)
+    lines = []
+    for raw in raw_lines:
+        if not isinstance(raw, dict):
+            raise ControlError("bad_request", "each refund line must be an object", 400)
+        line = dict(raw)
+        if "mp_line_number" in line:
+            number = str(line.pop("mp_line_number"))
+            line["feedamp_order_line_id"] = by_number.get(number, f"unknown:{number}")
+        line.setdefault("currency", order.placed.get("currency"))
+        line.setdefault("refund_quantity", 0)
+        line.setdefault("refund_reason", "OTHER")
+        for key in REFUND_AMOUNTS:
+            line.setdefault(key, 0)
+        lines.append(line)
+    body: dict[str, Any] = {"refund_lines": lines}
+    if spec.get("cp_refund_number"):
+        body["cp_refund_number"] = spec["cp_refund_number"]
+    return refunds.refund_create(v2, body, source=source)
