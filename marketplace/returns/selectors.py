@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from marketplace.orders.models import MarketplaceState, Order
+from marketplace.orders.models import MarketplaceState, Order, SyncEvent
 from marketplace.returns.models import (
     Decision,
     PlatformStep,
@@ -112,7 +112,7 @@ def order_timeline_entries(*, order_id: int) -> list[dict[str, Any]]:
                     "title": f"Return {ret.mp_return_number} "
                     + ("accepted" if ret.decision == Decision.ACCEPTED else "refused"),
                     "text": "; ".join(e.get("message", "") for e in ret.errors or []),
-                    "tone": "ok" if ret.decision == Decision.ACCEPTED else "error",
+                    "tone": "ok" if ret.decision == Decision.ACCEPTED else "bad",
                 }
             )
         elif ret.status == ReturnStatus.REJECTED:
@@ -140,10 +140,27 @@ def order_timeline_entries(*, order_id: int) -> list[dict[str, Any]]:
                     "title": f"Seller refund {refund.refund_id} "
                     + ("accepted" if refund.decision == Decision.ACCEPTED else "refused"),
                     "text": "; ".join(e.get("message", "") for e in refund.errors or []),
-                    "tone": "ok" if refund.decision == Decision.ACCEPTED else "error",
+                    "tone": "ok" if refund.decision == Decision.ACCEPTED else "bad",
                 }
             )
     return entries
+
+
+def order_timeline(*, order_id: int, limit: int = 200) -> list[dict[str, Any]]:
+    """The order's own events and its returns' and refunds', newest first."""
+    events = [
+        {
+            "at": event.created_at,
+            "title": event.get_kind_display(),
+            "text": event.message,
+            "tone": "",
+        }
+        for event in SyncEvent.objects.filter(order_id=order_id).order_by("-created_at", "-id")[
+            :limit
+        ]
+    ]
+    merged = events + order_timeline_entries(order_id=order_id)
+    return sorted(merged, key=lambda entry: entry["at"], reverse=True)[:limit]
 
 
 def returns_waiting(*, now: Any = None) -> dict[str, Any]:
