@@ -2,7 +2,7 @@
 
 Pure functions over plain values (tested without a database); ``services/decide.py``
 feeds them the locked order lines and what the ledger already holds. The codes live with
-the other problem codes (``orders.validation.ProblemCode``), their plain words in
+the other problem codes (``orders.validation.RefundProblemCode``), their plain words in
 ``portal.problem_help.REFUND_HELP``.
 
 Rules (``returns-refunds-contract.md``): a line not on the order → ``UNKNOWN_LINE``; a
@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from marketplace.orders.validation import ProblemCode
+from marketplace.orders.validation import RefundProblemCode as ProblemCode
 
 ZERO = Decimal("0")
 

@@ -20,7 +20,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from marketplace.orders.models import OrderLine
-from marketplace.orders.validation import ProblemCode
+from marketplace.orders.validation import RefundProblemCode as ProblemCode
 from marketplace.platform.returns_refunds import decimal_amount
 from marketplace.returns.checks import LineCost, Problem, TakeIn, Verdict, refund_check
 from marketplace.returns.models import (

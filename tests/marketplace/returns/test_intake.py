@@ -57,7 +57,8 @@ def test_the_same_body_again_is_idempotent_and_a_different_one_conflicts(
     assert post(api, order.mp_order_number, body()).status_code == 201
     again = post(api, order.mp_order_number, body())
     assert again.status_code == 200
-    assert Return.objects.count() == 1 and PlatformStep.objects.count() == 1
+    assert Return.objects.count() == 1
+    assert PlatformStep.objects.count() == 1
     other = post(api, order.mp_order_number, body(reason="changed my mind"))
     assert other.status_code == 409
     assert "different body" in other.json()["detail"]

@@ -128,7 +128,8 @@ def test_one_cent_more_than_the_line_cost_is_refused_with_excess_item_refund(
     assert refund_decide(refund_pk=second.pk) == Decision.REFUSED
     second.refresh_from_db()
     assert [e["code"] for e in second.errors] == ["EXCESS_ITEM_REFUND"]
-    assert "4.01" in second.errors[0]["message"] and "24.00" in second.errors[0]["message"]
+    assert "4.01" in second.errors[0]["message"]
+    assert "24.00" in second.errors[0]["message"]
     assert RefundLedgerEntry.objects.filter(refund=second).count() == 0
     step = PlatformStep.objects.get(refund=second)
     assert (step.kind, step.body) == ("report_refund", second.errors)

@@ -38,7 +38,8 @@ def test_the_staff_order_page_shows_returns_refunds_ledger_and_timeline(
 ) -> None:
     order = _world(seller)
     text = page_text(staff_client.get(f"/dashboard/orders/{order.id}/"))
-    assert "Seller refund 11" in text and "Seller refund 12" in text
+    assert "Seller refund 11" in text
+    assert "Seller refund 12" in text
     assert "EXCESS_ITEM_REFUND" in text
     assert "Return RET-9" in text
     assert "5.00 EUR" in text  # the ledger
@@ -80,7 +81,8 @@ def test_the_seller_does_not_see_another_sellers_returns(
 ) -> None:
     _world(other_seller)
     text = page_text(signed_in(seller.user).get("/sellers/orders/returns/"))
-    assert "RET-9" not in text and "Refund above" not in text
+    assert "RET-9" not in text
+    assert "Refund above" not in text
 
 
 def test_mark_paid_out_marks_each_entry_once(seller: Any, wakes: list[str]) -> None:

@@ -65,7 +65,8 @@ def test_many_completed_refunds_cost_the_same_requests_as_few(
     calls_before = len(fake_platform.calls)
     return_steps_drain()
     result = seller_returns_pull(seller_id=large.seller_id)
-    assert result.changed == 0 and result.decided == 0
+    assert result.changed == 0
+    assert result.decided == 0
     listed = [c for c in fake_platform.calls[calls_before:] if c[0] == "list_refunds"]
     assert len(listed) == 1
     assert listed[0][1]["status"] == ["CREATED"]

@@ -59,8 +59,11 @@ def test_a_return_is_pushed_only_once_its_order_is_on_the_platform(
     _, (number, ret, payload) = fake_platform.calls[0]
     assert (number, ret) == (order.mp_order_number, "RET-1")
     line = payload["return_lines"][0]
-    assert line["mp_order_line_number"] == "1" and line["requested_refund_principal"] == 9.7
-    assert line["sku"] == "SKU-1" and line["currency"] == "EUR" and line["unit_price"] == 10.0
+    assert line["mp_order_line_number"] == "1"
+    assert line["requested_refund_principal"] == 9.7
+    assert line["sku"] == "SKU-1"
+    assert line["currency"] == "EUR"
+    assert line["unit_price"] == 10.0
     assert PlatformStep.objects.get().status == "done"
 
 
