@@ -50,7 +50,8 @@ class SellerSimProcess:
             ]  # fmt: skip
         options.setdefault("poll_seconds", 0.2)
         for key, value in options.items():
-            self.command += [f"--{key.replace('_', '-')}", str(value)]
+            flag = f"--{key.replace('_', '-')}"
+            self.command += [flag] if value is True else [flag, str(value)]
         self._process: subprocess.Popen | None = None
 
     def start(self) -> SellerSimProcess:

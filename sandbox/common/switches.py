@@ -46,6 +46,10 @@ def _initial_retry_grace() -> float:
 # * schedule_paused: a schedule answer's ``paused`` is a number 0/1 (A) or a string (B).
 # * accounts: ``GET /user/accounts`` and ``/user/list-accounts`` both served (A), or
 #   ``/user/accounts`` answers 404 as if removed (B).
+# * complete_answer: ``POST …/returns/{r}/complete`` and ``…/refunds/{id}/complete`` answer
+#   the return or refund as GET shows it (A) or ``{}`` like the errors calls (B).
+# * refund_notes_empty: a v1 refund whose v2 lines have no ``refund_notes`` has ``notes``
+#   null (A) or ``""`` (B).
 READING_POINTS = (
     "import_cron",
     "schedule_hour",
@@ -54,6 +58,8 @@ READING_POINTS = (
     "export_delivery_url",
     "schedule_paused",
     "accounts",
+    "complete_answer",
+    "refund_notes_empty",
 )
 READINGS = ("A", "B")
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from sandbox.common import switches
 from sandbox.order_source.contract_fields import ADDRESS_FIELDS
 from sandbox.order_source.fulfillment import line_records
 from sandbox.order_source.models import Order, Refund, Return
@@ -78,6 +79,17 @@ def returned_quantities(order: Order, *, excluding: int | None = None) -> dict[s
     return taken
 
 
+RETURN_MONEY = ("requested_refund_principal", "requested_refund_tax", "unit_price", "tax")
+
+
+def _return_line_json(line: dict[str, Any]) -> dict[str, Any]:
+    """A return line with every named field (null when not sent), money as JSON numbers."""
+    shown = {key: line.get(key) for key in RETURN_LINE_KEYS}
+    for key in RETURN_MONEY:
+        shown[key] = money_number(line[key])
+    return shown
+
+
 def return_json(row: Return) -> dict[str, Any]:
     placed = row.placed
     address = placed.get("shipping_address")
@@ -93,9 +105,7 @@ def return_json(row: Return) -> dict[str, Any]:
         "shipping_address": address,
         "customer_email": placed.get("customer_email"),
         "return_type": placed.get("return_type"),
-        "return_lines": [
-            {key: line.get(key) for key in RETURN_LINE_KEYS} for line in placed["return_lines"]
-        ],
+        "return_lines": [_return_line_json(line) for line in placed["return_lines"]],
         "notes": row.notes if row.status == Return.REJECTED else None,
     }
 
@@ -124,9 +134,12 @@ def return_refunds_json(row: Return) -> dict[str, Any]:
 
 
 def refund_notes(lines: list[dict]) -> str | None:
-    """The v2 lines' ``refund_notes`` joined with ``; `` (null when no line has any)."""
+    """The v2 lines' ``refund_notes`` joined with ``; `` (when no line has any: null, or
+    ``""`` under reading B of ``refund_notes_empty``)."""
     notes = [line["refund_notes"] for line in lines if line.get("refund_notes")]
-    return "; ".join(notes) if notes else None
+    if notes:
+        return "; ".join(notes)
+    return "" if switches.reading_b("refund_notes_empty") else None
 
 
 def refund_json(row: Refund) -> dict[str, Any]:

@@ -1,8 +1,10 @@
 """Control API: a seller's order *history*, written in bulk (benchmarks and tests).
 
 ``POST /sandbox/api/orders/history`` ``{"client_id", "seller", "count", "prefix",
-"days_ago"}`` creates ``count`` orders the marketplace placed long ago, every line
-shipped and the order SHIPPED, last changed by the seller ``days_ago`` days back. Placing
+"days_ago", "refund_status"?}`` creates ``count`` orders the marketplace placed long ago,
+every line shipped and the order SHIPPED, last changed by the seller ``days_ago`` days back;
+with ``refund_status`` (``CREATED``, ``COMPLETED`` or ``REFUSED``) each order also has one
+seller refund of 1.00 on its line in that state, last changed then and already read. Placing
 and shipping ten thousand orders through the API takes minutes; a benchmark of what that
 history costs a later pull needs it in a second.
 """
@@ -14,7 +16,7 @@ from django.http import HttpRequest, JsonResponse
 from sandbox.common import clock
 from sandbox.common.control import control
 from sandbox.common.json_bodies import error_response, json_object_body
-from sandbox.order_source.models import Client, Order, Seller
+from sandbox.order_source.models import Client, Order, Refund, Seller
 
 MAX_COUNT = 50_000
 BATCH = 2000
@@ -52,6 +54,23 @@ def _fulfillment(day: str) -> dict:
     return {"lines": {"1": {"shipments": [shipment], "cancellations": []}}}
 
 
+def _refund_line() -> dict:
+    return {
+        "refund_line_number": 1,
+        "feedamp_order_line_id": "",
+        "mp_line_number": "1",
+        "refund_reason": "OTHER",
+        "refund_quantity": 0,
+        "currency": "USD",
+        "item_refund": "1.00",
+        "item_tax_refund": "0",
+        "shipping_refund": "0",
+        "shipping_tax_refund": "0",
+        "discount_refund": "0",
+        "refund_notes": None,
+    }
+
+
 @control(("POST",))
 def order_history(request: HttpRequest) -> JsonResponse:
     body = json_object_body(request)
@@ -66,6 +85,11 @@ def order_history(request: HttpRequest) -> JsonResponse:
     days = body.get("days_ago", 30)
     if not isinstance(days, int | float) or days < 0:
         return error_response("validation_error", "days_ago: a number of days >= 0", 400)
+    refund_status = body.get("refund_status")
+    if refund_status is not None and refund_status not in Refund.STATUSES:
+        return error_response(
+            "validation_error", f"refund_status: one of {', '.join(Refund.STATUSES)}", 400
+        )
     at = clock.now() - timedelta(days=days)
     placed_at, day = at.isoformat(), at.date().isoformat()
     created = 0
@@ -88,4 +112,22 @@ def order_history(request: HttpRequest) -> JsonResponse:
         ]
         Order.objects.bulk_create(rows, ignore_conflicts=True)
         created += len(rows)
+        if refund_status is not None:
+            ids = Order.objects.filter(
+                client=client, seller=seller, mp_order_number__in=[r.mp_order_number for r in rows]
+            ).values_list("id", flat=True)
+            Refund.objects.bulk_create(
+                Refund(
+                    order_id=order_id,
+                    lines=[_refund_line()],
+                    status=refund_status,
+                    errors=[]
+                    if refund_status != Refund.REFUSED
+                    else [{"code": "OTHER", "message": "history"}],
+                    created_at=at,
+                    updated_at=at,
+                    read_in_state=True,
+                )
+                for order_id in ids
+            )
     return JsonResponse({"created": created, "seller_updated_at": placed_at})

@@ -13,7 +13,7 @@ from sandbox.common.json_bodies import error_response
 from sandbox.order_source import grants
 from sandbox.order_source.after_sale import inspected_refund_json, inspected_return_json
 from sandbox.order_source.fulfillment import fulfillments_json
-from sandbox.order_source.models import ErrorReport, Grant, Order
+from sandbox.order_source.models import ErrorReport, Grant, Order, Refund, Return
 from sandbox.order_source.order_lookup import OrderLookupError, order_find
 
 DEFAULT_LIMIT = 100
@@ -85,6 +85,9 @@ def state_json(*, grants_limit: int = 50) -> dict:
             "with_errors": Order.objects.filter(has_errors=True).count(),
         },
         "errors_received": ErrorReport.objects.count(),
+        # Returns and seller refunds by status (a soak compares COMPLETED with its ledger).
+        "returns": dict(Return.objects.values_list("status").annotate(n=Count("id")).order_by()),
+        "refunds": dict(Refund.objects.values_list("status").annotate(n=Count("id")).order_by()),
         "grants_total": grant_totals["total"],
         "refresh_reuse_by_grants": grant_totals["reuse"] or 0,
         "grants": _grants(grants_limit),
@@ -187,5 +190,17 @@ def state_page(request: HttpRequest) -> HttpResponse:
         "state": state_json(grants_limit=50),
         "orders": [inspected_order_json(o) for o in recent.order_by("-id")[:50]],
         "requests": list(reversed(request_log.entries(limit=50))),
+        "returns": [
+            inspected_return_json(r)
+            for r in Return.objects.select_related("order__client", "order__seller").order_by(
+                "-updated_at", "-id"
+            )[:50]
+        ],
+        "refunds": [
+            inspected_refund_json(r)
+            for r in Refund.objects.select_related("order__client", "order__seller").order_by(
+                "-updated_at", "-id"
+            )[:50]
+        ],
     }
     return render(request, "sandbox/state.html", context)

@@ -24,6 +24,7 @@ from sandbox.order_source.returns_views import (
     _conflict,
     _empty_object_body,
     _violation,
+    complete_answer,
     listing_filters,
     listing_page,
 )
@@ -97,7 +98,7 @@ def refund_complete(
     with transaction.atomic():
         row = Refund.objects.select_for_update().select_related("order").get(id=row.id)
         if row.status == Refund.COMPLETED:
-            return JsonResponse(refund_json(row))
+            return complete_answer(refund_json(row))
         if row.status == Refund.REFUSED:
             _violation(
                 request,
@@ -115,7 +116,7 @@ def refund_complete(
             )
         row.status = Refund.COMPLETED
         changed(row, clock.now(), fields=["status"], new_state=True)
-    return JsonResponse(refund_json(row))
+    return complete_answer(refund_json(row))
 
 
 @endpoint(methods=("POST",), errors=ERRORS, auth=bearer_grant)

@@ -10,7 +10,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest, JsonResponse
 
-from sandbox.common import clock, violations
+from sandbox.common import clock, switches, violations
 from sandbox.common.endpoint import endpoint
 from sandbox.common.errors import validation_error
 from sandbox.common.json_bodies import BadBody, error_response, json_body
@@ -78,6 +78,12 @@ def _own_return(grant: Grant, mp_order_number: str, mp_return_number: str) -> Re
         )
         .first()
     )
+
+
+def complete_answer(view: dict) -> JsonResponse:
+    """What ``complete`` answers: the return or refund (reading A of ``complete_answer``)
+    or ``{}`` (B)."""
+    return JsonResponse({} if switches.reading_b("complete_answer") else view)
 
 
 def _empty_object_body(request: HttpRequest) -> None:
@@ -276,7 +282,7 @@ def return_complete(
     with transaction.atomic():
         row = Return.objects.select_for_update().select_related("order").get(id=row.id)
         if row.status == Return.COMPLETED:
-            return JsonResponse(return_json(row))
+            return complete_answer(return_json(row))
         if row.status != Return.REFUNDED:
             _violation(
                 request,
@@ -302,7 +308,7 @@ def return_complete(
             )
         row.status = Return.COMPLETED
         changed(row, clock.now(), fields=["status"], new_state=True)
-    return JsonResponse(return_json(row))
+    return complete_answer(return_json(row))
 
 
 @endpoint(methods=("POST",), errors=ERRORS, auth=bearer_grant)

@@ -13,9 +13,11 @@ from django.views.decorators.http import require_POST
 
 from sandbox.common import clock
 from sandbox.common.carriers import CARRIERS, tracking_number
+from sandbox.common.control import ControlError
 from sandbox.common.json_bodies import BadBody
-from sandbox.order_source.models import Order, Seller
-from sandbox.orders_v2 import packages, sim_settings
+from sandbox.order_source.after_sale import REFUND_AMOUNTS, refund_json
+from sandbox.order_source.models import Order, Refund, Return, Seller
+from sandbox.orders_v2 import after_sale_by_hand, packages, refunds, returns, sim_settings
 from sandbox.orders_v2.control_views import settings_change
 from sandbox.orders_v2.dates import rfc3339
 from sandbox.orders_v2.imports import seller_import, seller_settings
@@ -25,6 +27,15 @@ from sandbox.orders_v2.tokens import active_tokens
 
 SERVICE_STATUSES = ("NEW", "READY", "COMPLETE", "CANCELLED", "")
 ORDERS_ON_PAGE = 200
+REFUND_REASONS = (
+    "CUSTOMER_CANCELLED",
+    "OUT_OF_STOCK",
+    "PRICE_ERROR",
+    "SHIPPING_PRICE_ERROR",
+    "TAX_ERROR",
+    "COURTESY",
+    "OTHER",
+)
 
 
 def _back(url: str, **query: str) -> HttpResponseRedirect:
@@ -151,6 +162,7 @@ def _order_context(order: V2Order, **extra: object) -> dict:
         and any(line["left"] for line in data["lines"]),
         # Packages change only while the order awaits shipment (as through the v2 API).
         "correctable": order.order.marketplace_state == "AWAITING_SHIPMENT",
+        **after_sale_context(order),
         **extra,
     }
 
@@ -277,3 +289,104 @@ def package_delete_post(request: HttpRequest, order_id: int, package_id: int) ->
     except packages.PackageError as exc:
         return _refused(request, order, exc)
     return _back(reverse("sandbox_v2_order", args=[order.id]), note=f"package {package_id} deleted")
+
+
+# -- returns and refunds by hand ----------------------------------------------------------------
+
+
+def after_sale_context(order: V2Order) -> dict:
+    """The order's returns (v2 view, the operations the state allows, what the marketplace
+    reported) and its seller refunds (the v1 view: status and errors)."""
+    rows = Return.objects.select_related("order").filter(order_id=order.order_id).order_by("id")
+    refund_rows = Refund.objects.select_related("order").filter(order_id=order.order_id)
+    return {
+        "returns": [
+            {
+                **returns.return_json(row, order),
+                "operations": returns.allowed_operations(row),
+                "errors": row.errors,
+                "read": row.read_in_state,
+            }
+            for row in rows
+        ],
+        "refunds": [
+            {**refund_json(row), "read": row.read_in_state} for row in refund_rows.order_by("id")
+        ],
+        "refund_reasons": REFUND_REASONS,
+    }
+
+
+def _return_op_refused(
+    request: HttpRequest, order: V2Order, error: str, status: int
+) -> HttpResponse:
+    return render(
+        request, "sandbox_v2/order.html", _order_context(order, error=error), status=status
+    )
+
+
+@require_POST
+def return_operation_post(
+    request: HttpRequest, order_id: int, return_id: int, op: str
+) -> HttpResponse:
+    """Authorize (RMA), reject (reason) or refund (amounts per line) a return: the v2 API's
+    ``run-operation``, through the same service."""
+    order = get_object_or_404(
+        V2Order.objects.select_related("order__client", "seller"), id=order_id
+    )
+    row = get_object_or_404(Return, id=return_id, order_id=order.order_id)
+    spec: dict[str, object] = {}
+    if op == "authorize":
+        spec["rma"] = request.POST.get("rma", "").strip()
+    elif op == "reject":
+        spec["reason"] = request.POST.get("reason", "").strip()
+    elif op == "refund":
+        lines = []
+        for line in row.placed["return_lines"]:
+            number = line["mp_return_line_number"]
+            principal = request.POST.get(f"principal-{number}", "").strip()
+            shipping = request.POST.get(f"shipping-{number}", "").strip() or "0"
+            if principal:
+                lines.append(
+                    {
+                        "mp_return_line_number": number,
+                        "principal_refund_amount": principal,
+                        "shipping_refund_amount": shipping,
+                    }
+                )
+        spec["lines"] = lines
+    try:
+        row = after_sale_by_hand.operation_by_hand(row, op, spec, source="sandbox page")
+    except packages.PackageError as exc:
+        return _return_op_refused(request, order, str(exc), exc.status)
+    except ControlError as exc:
+        return _return_op_refused(request, order, str(exc), exc.status)
+    return _back(
+        reverse("sandbox_v2_order", args=[order.id]),
+        note=f"return {row.mp_return_number}: {row.status}",
+    )
+
+
+@require_POST
+def refund_post(request: HttpRequest, order_id: int) -> HttpResponse:
+    """Post a seller refund of one line: the v2 API's ``POST /orders/{id}/refunds``."""
+    order = get_object_or_404(
+        V2Order.objects.select_related("order__client", "seller"), id=order_id
+    )
+    quantity = request.POST.get("refund_quantity", "0").strip() or "0"
+    if not quantity.isdigit():
+        return _return_op_refused(request, order, "the quantity must be a whole number", 400)
+    line: dict[str, object] = {
+        "feedamp_order_line_id": request.POST.get("line_id", ""),
+        "refund_reason": request.POST.get("refund_reason", "") or "OTHER",
+        "refund_quantity": int(quantity),
+        "currency": order.order.placed.get("currency"),
+    }
+    for key in REFUND_AMOUNTS:
+        line[key] = request.POST.get(key, "").strip() or "0"
+    if request.POST.get("refund_notes", "").strip():
+        line["refund_notes"] = request.POST["refund_notes"].strip()
+    try:
+        row = refunds.refund_create(order, {"refund_lines": [line]}, source="sandbox page")
+    except packages.PackageError as exc:
+        return _return_op_refused(request, order, str(exc), exc.status)
+    return _back(reverse("sandbox_v2_order", args=[order.id]), note=f"refund {row.id} posted")

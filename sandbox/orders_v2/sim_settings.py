@@ -15,6 +15,12 @@ FIELDS: dict[str, tuple[type, float, float]] = {
     "cancel_rate": (float, 0, 1),
     "bad_rate": (float, 0, 1),
     "paused": (bool, 0, 1),
+    "handle_returns": (bool, 0, 1),
+    "return_reject_rate": (float, 0, 1),
+    "return_arrival_seconds": (float, 0, 86400),
+    "seller_refund_rate": (float, 0, 1),
+    "over_refund_rate": (float, 0, 1),
+    "seller_refund_delay_seconds": (float, 0, 86400),
 }
 
 _lock = threading.Lock()

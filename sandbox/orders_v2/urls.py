@@ -120,6 +120,14 @@ page_urlpatterns = [
     path(
         "sandbox/v2/orders/<int:order_id>/cancel", page_views.cancel_post, name="sandbox_v2_cancel"
     ),
+    path(
+        "sandbox/v2/orders/<int:order_id>/returns/<int:return_id>/<str:op>",
+        page_views.return_operation_post,
+        name="sandbox_v2_return_operation",
+    ),
+    path(
+        "sandbox/v2/orders/<int:order_id>/refunds", page_views.refund_post, name="sandbox_v2_refund"
+    ),
 ]
 
 urlpatterns = api_urlpatterns + control_urlpatterns + page_urlpatterns

@@ -43,6 +43,22 @@ def _parser() -> argparse.ArgumentParser:
     add("--packages", type=int, default=defaults.packages, help="packages per order")
     add("--cancel-rate", type=float, default=defaults.cancel_rate, help="0-1")
     add("--bad-rate", type=float, default=defaults.bad_rate, help="0-1")
+    add("--return-reject-rate", type=float, default=defaults.return_reject_rate, help="0-1")
+    add(
+        "--return-arrival",
+        type=float,
+        default=defaults.return_arrival_seconds,
+        help="seconds from authorizing a return to refunding it",
+    )
+    add("--seller-refund-rate", type=float, default=defaults.seller_refund_rate, help="0-1")
+    add("--over-refund-rate", type=float, default=defaults.over_refund_rate, help="0-1")
+    add(
+        "--seller-refund-delay",
+        type=float,
+        default=defaults.seller_refund_delay_seconds,
+        help="seconds from shipping to a seller refund",
+    )
+    add("--no-returns", action="store_true", help="leave returns alone")
     add("--seed", type=int, default=1, help="for repeatable runs")
     add("--poll-seconds", type=float, default=1.0)
     add("--no-control", action="store_true", help="ignore the control API's overrides")
@@ -108,6 +124,12 @@ def main(argv: list[str] | None = None) -> int:
         packages=args.packages,
         cancel_rate=args.cancel_rate,
         bad_rate=args.bad_rate,
+        handle_returns=not args.no_returns,
+        return_reject_rate=args.return_reject_rate,
+        return_arrival_seconds=args.return_arrival,
+        seller_refund_rate=args.seller_refund_rate,
+        over_refund_rate=args.over_refund_rate,
+        seller_refund_delay_seconds=args.seller_refund_delay,
     )
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -18,6 +18,18 @@ class Behaviour:
     bad_rate: float = 0.0
     # Paused: keeps its token and listings, confirms and ships nothing.
     paused: bool = False
+    # Returns: the seller reads them (v2 GET /returns) and decides each one once.
+    handle_returns: bool = True
+    # Share of returns awaiting authorization it rejects (the others it authorizes).
+    return_reject_rate: float = 0.1
+    # Seconds from authorizing a return to refunding it (the parcel "arrives").
+    return_arrival_seconds: float = 5.0
+    # Share of the orders it ships that get a refund of a shipped line on its own.
+    seller_refund_rate: float = 0.0
+    # Share of those refunds that take more than the line's cost (the marketplace refuses).
+    over_refund_rate: float = 0.3
+    # Seconds from shipping an order to refunding a line of it.
+    seller_refund_delay_seconds: float = 3.0
 
     def with_overrides(self, overrides: dict[str, Any]) -> "Behaviour":
         known = {f.name: f.type for f in fields(self)}

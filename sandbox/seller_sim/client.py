@@ -95,7 +95,7 @@ class OrderApi:
 
     def call(self, method: str, path: str, **kwargs: Any) -> Any:
         """A v2 call (``path`` under /api/v2); a new token once if the one held is refused."""
-        if path == "/orders" and method == "GET":
+        if path in ("/orders", "/returns") and method == "GET":
             with self._lock:
                 wait = self._last_listing + LISTING_INTERVAL - time.monotonic()
                 if wait > 0:
@@ -127,6 +127,17 @@ class OrderApi:
         while True:
             page = self.call("GET", "/orders", params=params)
             found.extend(page["orders"])
+            if not page.get("next_cursor"):
+                return found
+            params = {**params, "cursor": page["next_cursor"]}
+
+    def returns(self, **params: str) -> list[dict[str, Any]]:
+        """Every return matching the filters, following the cursor."""
+        found: list[dict[str, Any]] = []
+        params = {**params, "limit": "100"}
+        while True:
+            page = self.call("GET", "/returns", params=params)
+            found.extend(page["returns"])
             if not page.get("next_cursor"):
                 return found
             params = {**params, "cursor": page["next_cursor"]}

@@ -25,6 +25,7 @@ from sandbox.common.carriers import (
     bad_tracking_number,
     tracking_number,
 )
+from sandbox.seller_sim.after_sale import AfterSaleDesk
 from sandbox.seller_sim.behaviour import BAD_KINDS, Behaviour
 from sandbox.seller_sim.client import ApiError, OrderApi
 
@@ -77,6 +78,8 @@ class SimulatedSeller:
         self.confirmed: set[str] = set()
         self.changes_since = datetime.now(UTC) - CHANGES_OVERLAP
         self._overrides_at = 0.0
+        # Its own random stream: returns and refunds never change the shipping decisions.
+        self.desk = AfterSaleDesk(self, random.Random(f"{seed}:{name}:after-sale"))
 
     def say(self, message: str, *args: Any) -> None:
         log.info("%s: " + message, self.name, *args)
@@ -122,6 +125,7 @@ class SimulatedSeller:
         for order_id, plan in list(self.plans.items()):
             if plan.due_at <= now:
                 self.ship(order_id, plan)
+        self.desk.cycle()
 
     # -- steps ------------------------------------------------------------------------------
 
@@ -279,6 +283,8 @@ class SimulatedSeller:
                     shipment["tracking_number"],
                     f" [bad: {bad}]" if bad else "",
                 )
+            if units:
+                self.desk.shipped(plan.order, sorted(set(units)))
         except ApiError as exc:
             if exc.status == 409:
                 self.say("order %s: not shipped, the platform says: %s", order_id, exc)

@@ -20,6 +20,8 @@ from typing import Any
 import requests
 
 from tests.sandbox.conftest import Api, order_body, refresh
+from tests.sandbox.order_source.after_sale_helpers import return_body
+from tests.sandbox.orders_v2.test_returns_refunds_v2 import refund_line
 from tests.sandbox.orders_v2.v2_client import SellerApi, seller_api
 from tests.sandbox.platform_api.test_platform_imports import (
     DELIMITERS,
@@ -161,6 +163,15 @@ def _orders_flow(sandbox: SandboxProcess, alice: Api, seller: SellerApi, answers
     answers.take("v1", alice.call("GET", "/orders"))
     report = [{"code": "UNKNOWN_CARRIER", "message": "unknown carrier", "mp_line_number": "1"}]
     answers.take("v1", alice.call("POST", "/orders/DT-1/errors", json=report))
+    # Returns and refunds (returns-refunds-contract.md): request/respond dates are dates.
+    answers.take("v1", alice.call("PUT", "/orders/DT-1/returns/R-1", json=return_body()))
+    answers.take("v1", alice.call("GET", "/returns"))
+    (row,) = answers.take("v2", seller.call("GET", "/returns"))["returns"]
+    answers.take("v2", seller.call("GET", f"/returns/{row['id']}"))
+    refund = {"refund_lines": [refund_line(red)]}
+    answers.take("v2", seller.call("POST", f"{v2}/refunds", json=refund), status=201)
+    answers.take("v1", alice.call("GET", "/refunds"))
+    answers.take("v1", alice.call("GET", "/orders/DT-1/refunds"))
 
 
 def test_every_date_time_answered_is_rfc_3339_with_an_offset(
@@ -178,7 +189,9 @@ def test_every_date_time_answered_is_rfc_3339_with_an_offset(
     for api, call, body in answers.items:
         for path, value in _date_like(body, ""):
             seen.add(f"{api}:{path.replace('[]', '')}")
-            if api == "v1" and path.endswith(".shipped_date"):
+            if (api == "v1" and path.endswith(".shipped_date")) or path.endswith(
+                (".request_date", ".respond_date")
+            ):
                 ok = bool(PLAIN_DATE.fullmatch(value)) and bool(date.fromisoformat(value))
             else:
                 ok = _is_rfc_3339_with_offset(value)
@@ -198,6 +211,11 @@ def test_every_date_time_answered_is_rfc_3339_with_an_offset(
         "v2:.earliest_ship_date",
         "v2:.shipment.shipped_date",
         "v2:.orders.imported_date",
+        "v1:.request_date",
+        "v1:.returns.respond_date",
+        "v1:.refunds.date_created",
+        "v2:.created_date",
+        "v2:.returns.updated_date",
     ):
         assert field in seen, (field, sorted(seen))
 

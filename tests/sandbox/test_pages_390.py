@@ -23,6 +23,8 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.sandbox.conftest import CLIENT_ID, REDIRECT_URL, Api, order_body
+from tests.sandbox.order_source.after_sale_helpers import return_body
+from tests.sandbox.orders_v2.test_returns_refunds_v2 import refund_line
 from tests.sandbox.orders_v2.v2_client import seller_api
 from tests.sandbox.platform_api.test_platform_imports import FileServer, mapped_import
 from tests.sandbox.platform_client import platform_for
@@ -108,6 +110,17 @@ def arguments(alice: Api, sandbox: SandboxProcess, files: FileServer) -> dict[st
     seller.ok("POST", f"/orders/{order['id']}/confirm", json={"merchant_order_number": "ERP-7"})
     assert seller.ship(order["id"], [(red, 2)]).status_code == 201
     assert seller.cancel(order["id"], [(blue, 1)]).status_code == 201
+    # A return awaiting the seller and a seller refund the marketplace refused.
+    returned = alice.call("PUT", "/orders/PG-1/returns/RET-LONG-NUMBER-0001", json=return_body())
+    assert returned.status_code == 200, returned.text
+    refund = seller.ok(
+        "POST",
+        f"/orders/{order['id']}/refunds",
+        status=201,
+        json={"refund_lines": [refund_line(red, refund_notes="a long note " * 8)]},
+    )
+    report = [{"code": "EXCESS_ITEM_REFUND", "message": "requested refund amount " * 6}]
+    assert alice.call("POST", f"/orders/PG-1/refunds/{refund['id']}/errors", json=report).ok
     api = platform_for(sandbox, rows=ROWS, fields=FIELDS)
     export = api.add_export(name="Nightly feed of every product", threshold="0")
     run = sandbox.export_run(export["id"])
@@ -117,6 +130,8 @@ def arguments(alice: Api, sandbox: SandboxProcess, files: FileServer) -> dict[st
         "username": "alice",
         "order_id": order["id"],
         "package_id": 1,
+        "return_id": 1,
+        "op": "authorize",
         "db_id": api.db_id,
         "export_id": export["id"],
         "run_id": run["id"],

@@ -192,3 +192,36 @@ def test_listing_filters_cursor_and_updated_after(alice: Api, sandbox: SandboxPr
     assert alice.call("GET", "/refunds", params={"status": "OPEN"}).status_code == 400
     assert alice.call("GET", "/refunds", params={"page_size": "100"}).status_code == 400
     assert alice.call("GET", "/refunds", params={"order_id": "1"}).status_code == 400
+
+
+def test_readings_of_notes_and_of_the_complete_answer(alice: Api, sandbox: SandboxProcess) -> None:
+    shipped_order(alice, sandbox, "RF-9")
+    refund_id = _refund(sandbox, "RF-9", refund_notes=None)
+    path = f"/orders/RF-9/refunds/{refund_id}"
+    assert alice.call("GET", path).json()["notes"] is None
+    sandbox.readings(refund_notes_empty="B", complete_answer="B")
+    assert alice.call("GET", path).json()["notes"] == ""
+    assert alice.call("POST", path + "/complete", json={}).json() == {}
+    sandbox.readings(complete_answer="A")
+    assert alice.call("POST", path + "/complete", json={}).json()["status"] == "COMPLETED"
+
+
+def test_history_of_completed_refunds_is_not_listed_again(
+    alice: Api, sandbox: SandboxProcess
+) -> None:
+    seeded = sandbox.control(
+        "POST",
+        "/orders/history",
+        {"client_id": "mp-test", "seller": "alice", "count": 30, "refund_status": "COMPLETED"},
+    )
+    assert seeded["created"] == 30
+    assert sandbox.state()["refunds"] == {"COMPLETED": 30}
+    assert alice.call("GET", "/refunds", params={"status": "CREATED"}).json()["refunds"] == []
+    shipped_order(alice, sandbox, "RF-10")
+    fresh = _refund(sandbox, "RF-10")
+    now = sandbox.state()["now"][:19] + "+00:00"
+    recent = alice.call("GET", "/refunds", params={"updated_after": "2000-01-01T00:00:00Z"})
+    assert len(recent.json()["refunds"]) == 20
+    since = alice.call("GET", "/refunds", params={"status": "CREATED,REFUSED"}).json()
+    assert [r["feedamp_refund_id"] for r in since["refunds"]] == [fresh]
+    assert alice.call("GET", "/refunds", params={"updated_after": now}).ok

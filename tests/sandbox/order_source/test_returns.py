@@ -374,3 +374,40 @@ def test_listing_query_is_strict(alice: Api, params: dict[str, str]) -> None:
     response = alice.call("GET", "/returns", params=params)
     assert response.status_code == 400
     assert set(response.json()["fields"]) == set(params)
+
+
+def test_complete_answers_the_return_or_nothing_under_reading_b(
+    alice: Api, sandbox: SandboxProcess
+) -> None:
+    _refunded(alice, sandbox, "RT-20")
+    assert alice.call("GET", "/orders/RT-20/returns/RET-1").ok
+    sandbox.readings(complete_answer="B")
+    done = alice.call("POST", "/orders/RT-20/returns/RET-1/complete", json={})
+    assert done.status_code == 200
+    assert done.json() == {}
+    assert alice.call("POST", "/orders/RT-20/returns/RET-1/complete", json={}).json() == {}
+    sandbox.readings(complete_answer="A")
+    again = alice.call("POST", "/orders/RT-20/returns/RET-1/complete", json={})
+    assert again.json()["status"] == "COMPLETED"
+
+
+def test_a_lost_answer_to_create_is_retried_safely(alice: Api, sandbox: SandboxProcess) -> None:
+    shipped_order(alice, sandbox, "RT-21")
+    sandbox.set_faults(endpoint="put_return", kind="server_error", count=1, after_view=True)
+    lost = put_return(alice, "RT-21", "RET-1", return_body())
+    assert lost.status_code == 500
+    retried = put_return(alice, "RT-21", "RET-1", return_body())
+    assert retried.status_code == 200
+    assert retried.json()["status"] == "AWAITING_AUTHORIZATION"
+    assert len(alice.call("GET", "/orders/RT-21/returns").json()["returns"]) == 1
+    endpoints = {r["endpoint"] for r in sandbox.requests_log(limit=20)}
+    assert {"put_return", "order_returns"} <= endpoints
+
+
+def test_reset_clears_returns_and_refunds(alice: Api, sandbox: SandboxProcess) -> None:
+    _refunded(alice, sandbox, "RT-22")
+    sandbox.control("POST", "/orders/RT-22/refunds", {"refund_lines": [{"mp_line_number": "1"}]})
+    assert sandbox.control("GET", "/returns")["returns"]
+    sandbox.reset(keep_accounts=True)
+    assert sandbox.control("GET", "/returns") == {"returns": []}
+    assert sandbox.control("GET", "/refunds") == {"refunds": []}

@@ -35,6 +35,8 @@ POINTS = {
     "export_delivery_url",
     "schedule_paused",
     "accounts",
+    "complete_answer",
+    "refund_notes_empty",
 }
 DECODED_MAPS = {
     "SKU": "id",

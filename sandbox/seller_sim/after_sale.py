@@ -1,0 +1,191 @@
+"""The simulated seller's after-sale desk, through v2 like the rest of it.
+
+Returns: each cycle it reads the returns awaiting authorization and decides each once
+(rejects ``return_reject_rate`` of them, authorizes the rest with its own RMA; a return
+whose lines are all preauthorized needs no authorization), then refunds the authorized
+ones ``return_arrival_seconds`` later (the parcel "arrives"), taking the buyer's request as
+asked (principal = requested principal + tax, no shipping). What it has to do is read back
+from the platform every cycle, so a restart or a person's hand on the page loses nothing
+and doubles nothing (an operation the state no longer allows, 409, is dropped).
+
+Seller refunds: ``seller_refund_rate`` of the orders it ships get, ``seller_refund_delay_
+seconds`` later, a refund of one shipped unit of one line; ``over_refund_rate`` of those
+take more than the line's whole cost (so the marketplace's check refuses them).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from sandbox.seller_sim.client import ApiError
+
+if TYPE_CHECKING:
+    from sandbox.seller_sim.seller import SimulatedSeller
+
+REJECT_REASON = "the item was returned used"
+
+
+def _decimal(value: Any) -> Decimal:
+    return Decimal(str(value if value is not None else 0))
+
+
+def line_cost(line: dict[str, Any]) -> Decimal:
+    """What the buyer paid for a line (the contract's reading: taxes and discounts are
+    line totals)."""
+    paid = int(line["quantity"]) * _decimal(line.get("unit_price"))
+    paid += sum((_decimal(t.get("amount")) for t in line.get("taxes") or []), Decimal(0))
+    paid += _decimal(line.get("shipping_price"))
+    paid -= sum((_decimal(d.get("amount")) for d in line.get("discounts") or []), Decimal(0))
+    return paid
+
+
+@dataclass
+class RefundPlan:
+    order: dict[str, Any]
+    line_ids: list[str]  # the lines it shipped
+    due_at: float
+    over: bool
+
+
+class AfterSaleDesk:
+    def __init__(self, seller: SimulatedSeller, rng: random.Random) -> None:
+        self.seller = seller
+        self.rng = rng
+        self.decided: set[str] = set()  # return ids authorized or rejected by us
+        self.arrivals: dict[str, float] = {}  # return id -> when to refund it
+        self.refund_plans: dict[str, RefundPlan] = {}  # order id -> plan
+
+    def cycle(self) -> None:
+        behaviour = self.seller.behaviour
+        if behaviour.handle_returns:
+            self.returns_cycle()
+        now = time.monotonic()
+        for order_id, plan in list(self.refund_plans.items()):
+            if plan.due_at <= now:
+                try:
+                    self.seller_refund(order_id, plan)
+                except ApiError:
+                    plan.due_at = time.monotonic() + 2  # a 429/5xx: again later
+                    raise
+                del self.refund_plans[order_id]
+
+    # -- returns ----------------------------------------------------------------------------
+
+    def returns_cycle(self) -> None:
+        behaviour = self.seller.behaviour
+        api = self.seller.api
+        now = time.monotonic()
+        for row in api.returns(status="AWAITING_AUTHORIZATION"):
+            if row["id"] in self.decided:
+                continue
+            if all(line["preauthorized"] for line in row["return_lines"]):
+                self.arrivals.setdefault(row["id"], now + behaviour.return_arrival_seconds)
+                continue
+            if self.rng.random() < behaviour.return_reject_rate:
+                self.operation(row, "reject", {"reason": REJECT_REASON})
+            else:
+                rma = f"RMA-{self.seller.name}-{row['id']}"
+                if self.operation(row, "authorize", {"rma": rma}):
+                    self.arrivals[row["id"]] = now + behaviour.return_arrival_seconds
+            self.decided.add(row["id"])
+        for row in api.returns(status="AUTHORIZED"):
+            self.arrivals.setdefault(row["id"], now + behaviour.return_arrival_seconds)
+        for return_id, due in list(self.arrivals.items()):
+            if due > now:
+                continue
+            row = api.call("GET", f"/returns/{return_id}")
+            del self.arrivals[return_id]
+            lines = [
+                {
+                    "mp_return_line_number": line["mp_return_line_number"],
+                    "principal_refund_amount": str(
+                        _decimal(line["requested_refund_principal"])
+                        + _decimal(line["requested_refund_tax"])
+                    ),
+                    "shipping_refund_amount": "0",
+                }
+                for line in row["return_lines"]
+            ]
+            self.operation(row, "refund", {"lines": lines})
+
+    def operation(self, row: dict[str, Any], op: str, body: dict[str, Any]) -> bool:
+        try:
+            self.seller.api.call(
+                "POST", f"/returns/{row['id']}/run-operation", params={"op": op}, json=body
+            )
+        except ApiError as exc:
+            if exc.status not in (400, 409):
+                raise
+            self.seller.say(
+                "return %s (%s): %s refused: %s", row["id"], row["mp_return_number"], op, exc
+            )
+            return False
+        self.seller.say(
+            "return %s (%s of order %s): %s %s",
+            row["id"],
+            row["mp_return_number"],
+            row["marketplace_order_number"],
+            {"authorize": "authorized", "reject": "rejected", "refund": "refunded"}[op],
+            body.get("rma") or body.get("reason") or "",
+        )
+        return True
+
+    # -- seller refunds ---------------------------------------------------------------------
+
+    def shipped(self, order: dict[str, Any], line_ids: list[str]) -> None:
+        """An order we just shipped: maybe refund one of its lines later."""
+        behaviour = self.seller.behaviour
+        if not line_ids or self.rng.random() >= behaviour.seller_refund_rate:
+            return
+        self.refund_plans[order["id"]] = RefundPlan(
+            order=order,
+            line_ids=line_ids,
+            due_at=time.monotonic() + behaviour.seller_refund_delay_seconds,
+            over=self.rng.random() < behaviour.over_refund_rate,
+        )
+
+    def seller_refund(self, order_id: str, plan: RefundPlan) -> None:
+        lines = {line["id"]: line for line in plan.order["order_lines"]}
+        line = lines[self.rng.choice(sorted(plan.line_ids))]
+        unit = _decimal(line.get("unit_price"))
+        if plan.over:
+            item, reason, note = line_cost(line) + Decimal("10.00"), "PRICE_ERROR", "price error"
+        else:
+            item, reason, note = (unit / 2).quantize(Decimal("0.01")), "OTHER", "courtesy refund"
+        body = {
+            "cp_refund_number": f"{self.seller.name}-R{order_id}",
+            "refund_lines": [
+                {
+                    "feedamp_order_line_id": line["id"],
+                    "refund_reason": reason,
+                    "refund_quantity": 0 if not plan.over else 1,
+                    "currency": plan.order.get("currency") or "EUR",
+                    "item_refund": str(item),
+                    "item_tax_refund": "0",
+                    "shipping_refund": "0",
+                    "shipping_tax_refund": "0",
+                    "discount_refund": "0",
+                    "refund_notes": note,
+                }
+            ],
+        }
+        try:
+            self.seller.api.call("POST", f"/orders/{order_id}/refunds", json=body)
+        except ApiError as exc:
+            if exc.status != 400:
+                raise
+            self.seller.say("order %s: refund refused: %s", order_id, exc)
+            return
+        self.seller.say(
+            "order %s (%s): refunded %s on line %s (%s%s)",
+            order_id,
+            plan.order["marketplace_order_number"],
+            item,
+            line["marketplace_line_number"],
+            note,
+            ", over the line's cost" if plan.over else "",
+        )
