@@ -37,6 +37,9 @@ SMOKE = {
     "p5_rounds": 1,
     "p6_small": 200,
     "p6_large": 2000,
+    "p7_small": 50,
+    "p7_large": 1000,
+    "p7_rounds": 1,
     "repeat": 3,
 }
 
@@ -48,7 +51,7 @@ def _env_int(name: str, default: int) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     add = parser.add_argument
-    add("--only", default=os.environ.get("BENCH_ONLY", "p1,p2,p3,p4,p5,p6"))
+    add("--only", default=os.environ.get("BENCH_ONLY", "p1,p2,p3,p4,p5,p6,p7"))
     add("--smoke", action="store_true", help="tiny sizes for CI (correctness, not figures)")
     add("--strict", action="store_true", help="exit 1 when a goal is missed")
     add("--output", type=Path, default=Path(os.environ.get("BENCH_OUTPUT", RESULTS_PATH)))
@@ -72,6 +75,9 @@ def _parser() -> argparse.ArgumentParser:
     add("--p5-rounds", type=int, default=_env_int("p5_rounds", 3))
     add("--p6-small", type=int, default=_env_int("p6_small", 10_000))
     add("--p6-large", type=int, default=_env_int("p6_large", 100_000))
+    add("--p7-small", type=int, default=_env_int("p7_small", 100))
+    add("--p7-large", type=int, default=_env_int("p7_large", 10_000))
+    add("--p7-rounds", type=int, default=_env_int("p7_rounds", 3))
     add("--repeat", type=int, default=_env_int("repeat", 7))
     return parser
 
@@ -169,6 +175,17 @@ def _rows(results: dict[str, Any]) -> list[tuple[str, ...]]:
                 met(p6["rate_ratio"] >= 0.5),
             )
         )
+    if p7 := results.get("p7"):
+        rows.append(
+            (
+                f"P7 refunds pull, {p7['new_per_round']} new, {p7['large']} vs {p7['small']} "
+                "completed",
+                f"requests {p7['requests_large']} vs {p7['requests_small']}; "
+                f"{p7['ms_large']} ms vs {p7['ms_small']} ms = {p7['time_ratio']}x",
+                "= requests, <= 1.2x",
+                met(p7["goal_met"]),
+            )
+        )
     return rows
 
 
@@ -187,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     env = BenchEnvironment(suffix="bench_smoke" if args.smoke else "bench").start()
     log(f"database {env.vendor}, broker {env.broker.split('@')[-1]}, sandbox {env.sandbox.port}")
     try:
-        from bench import feed_ingest, pages, pull, pull_history, push, refresh
+        from bench import feed_ingest, pages, pull, pull_history, push, refresh, refunds_history
 
         runs = {
             "p1": lambda: push.run(
@@ -220,6 +237,9 @@ def main(argv: list[str] | None = None) -> int:
                 env, small=args.p5_small, large=args.p5_large, rounds=args.p5_rounds
             ),
             "p6": lambda: feed_ingest.run(env, small=args.p6_small, large=args.p6_large),
+            "p7": lambda: refunds_history.run(
+                env, small=args.p7_small, large=args.p7_large, rounds=args.p7_rounds
+            ),
         }
         for name in selected:
             if name not in runs:

@@ -49,7 +49,9 @@ def test_bench_smoke_runs_every_benchmark_and_writes_results(tmp_path: Path) -> 
     assert completed.returncode == 0, completed.stdout[-4000:] + completed.stderr[-4000:]
     results = json.loads(output.read_text())
     assert results["run"]["failed"] == []
-    assert {"machine", "p1", "p2", "p3", "p4", "p5", "p6"} <= results.keys()
+    assert {"machine", "p1", "p2", "p3", "p4", "p5", "p6", "p7"} <= results.keys()
+    assert {"requests_small", "requests_large", "time_ratio"} <= results["p7"].keys()
+    assert results["p7"]["requests_small"] == results["p7"]["requests_large"]
     assert {"baseline_orders_per_s", "worker_orders_per_s", "ratio"} <= results["p1"].keys()
     assert {"select_ratio", "refresh_ratio", "refresh_token_reuse"} <= results["p2"].keys()
     assert results["p2"]["refresh_token_reuse"] == 0
