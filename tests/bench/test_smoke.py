@@ -86,4 +86,9 @@ def test_soak_smoke_loses_and_duplicates_nothing(tmp_path: Path) -> None:
     assert soak["failures_left"] == 0
     assert soak["invalid_not_rejected"] == 0
     assert soak["faults_fired"] > 0
+    assert soak["returns"] > 0
+    assert soak["refunds"] > 0
+    assert soak["refunds_paid_twice"] == 0
+    assert soak["ledger_mismatch"] == 0
+    assert soak["returns_unfinished"] == 0
     assert completed.returncode == 0, completed.stdout[-4000:]
