@@ -164,14 +164,15 @@ def order_timeline(*, order_id: int, limit: int = 200) -> list[dict[str, Any]]:
 
 
 def returns_waiting(*, now: Any = None) -> dict[str, Any]:
-    """What waits on someone: returns the seller has not answered by their respond date,
+    """What waits on someone: returns the seller has not authorized or refunded by their
+    respond date,
     refunds and returns we refused, steps that need a person, ledger entries not paid."""
     now = now or timezone.now()
     limit = 200
     return {
         "unanswered": list(
             Return.objects.filter(
-                status=ReturnStatus.AWAITING_AUTHORIZATION,
+                status__in=[ReturnStatus.AWAITING_AUTHORIZATION, ReturnStatus.AUTHORIZED],
                 decision=Decision.NONE,
                 respond_date__lt=timezone.localdate(now),
             )

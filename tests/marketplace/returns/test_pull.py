@@ -141,3 +141,23 @@ def test_a_rejected_return_shows_rejected(fake_platform: FakeOrderSource, wakes:
     ret = Return.objects.get()
     assert (ret.status, ret.notes, ret.decision) == ("REJECTED", "used", "")
     assert not RefundLedgerEntry.objects.exists()
+
+
+def test_the_fan_out_queues_only_connected_sellers_with_something_open(
+    monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+) -> None:
+    from marketplace.returns import tasks
+    from marketplace.returns.services.pull import sellers_returns_pull_fan_out
+
+    queued: list[int] = []
+    monkeypatch.setattr(tasks.seller_returns_pull_task, "delay", queued.append)
+    active = shipped_order()  # connected, a shipped order
+    idle = SellerFactory()
+    PlatformConnectionFactory(seller=idle)
+    OrderFactory(seller=idle, state="PENDING")
+    gone = shipped_order(seller=SellerFactory())  # no connection
+    with django_capture_on_commit_callbacks(execute=True):
+        sellers = sellers_returns_pull_fan_out()
+    assert sellers == [active.seller_id]
+    assert queued == [active.seller_id]
+    assert gone.seller_id not in queued
