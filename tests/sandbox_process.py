@@ -380,3 +380,29 @@ class SandboxProcess:
     def set_simulator(self, seller: str, **behaviour: Any) -> dict:
         """Behaviour overrides the simulated seller process reads while it runs."""
         return self.control("POST", f"/v2/sellers/{seller}/simulator", behaviour)
+
+    # -- returns and seller refunds (issue 23; sandbox/README.md) ----------------------------
+
+    def return_operation(
+        self, mp_order_number: str, mp_return_number: str, op: str, **body: Any
+    ) -> dict:
+        """Play the seller: ``op`` is ``authorize`` (``rma``), ``reject`` (``reason``) or
+        ``refund`` (``lines``; default: the amounts the buyer asked). Returns the return as
+        the control API shows it (v1 view, refunded amounts, errors, ``read_in_state``)."""
+        return self.control(
+            "POST", f"/orders/{mp_order_number}/returns/{mp_return_number}/{op}", body
+        )
+
+    def seller_refund(self, mp_order_number: str, *lines: dict, **body: Any) -> dict:
+        """A seller refund as v2 would post it; lines name ``mp_line_number`` and any of
+        the amounts (missing ones 0). Returns the v1 view plus ``read_in_state``."""
+        return self.control(
+            "POST", f"/orders/{mp_order_number}/refunds", {"refund_lines": list(lines), **body}
+        )
+
+    def returns(self, **params: Any) -> list[dict]:
+        """Latest first (``seller``, ``status``, ``limit``)."""
+        return self.control("GET", "/returns", **params)["returns"]
+
+    def refunds(self, **params: Any) -> list[dict]:
+        return self.control("GET", "/refunds", **params)["refunds"]

@@ -193,7 +193,10 @@ class Return(models.Model):
                 fields=["order", "mp_return_number"], name="sandbox_return_unique_number"
             )
         ]
-        indexes = [models.Index(fields=["updated_at", "id"], name="sandbox_return_listing")]
+        indexes = [
+            models.Index(fields=["updated_at", "id"], name="sandbox_return_listing"),
+            models.Index(fields=["status", "updated_at"], name="sandbox_return_status"),
+        ]
 
     def __str__(self) -> str:
         return f"return {self.mp_return_number} of {self.order_id}"
@@ -220,7 +223,10 @@ class Refund(models.Model):
 
     class Meta:
         ordering = ["updated_at", "id"]
-        indexes = [models.Index(fields=["updated_at", "id"], name="sandbox_refund_listing")]
+        indexes = [
+            models.Index(fields=["updated_at", "id"], name="sandbox_refund_listing"),
+            models.Index(fields=["status", "updated_at"], name="sandbox_refund_status"),
+        ]
 
     def __str__(self) -> str:
         return f"refund {self.id} of {self.order_id}"

@@ -12,7 +12,8 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from sandbox.common.iso_codes import CURRENCIES
-from sandbox.order_source.validation import Problems, _money, _shipping_address, _text
+from sandbox.order_source.validation import Problems, _shipping_address, _text
+from sandbox.order_source.validation import _money as _order_money
 
 RETURN_FIELDS = frozenset(
     {
@@ -59,6 +60,28 @@ REFUND_ERROR_CODES = (
 )
 _PLAIN_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+MONEY_MAX = Decimal("1000000000")
+
+
+def money_check(problems: Problems, data: dict, key: str, path: str, *, required: bool) -> None:
+    """Money as the order bodies take it (a JSON number or a decimal string, >= 0), and a
+    finite amount below a billion (no ``1e400``, no ``NaN``)."""
+    _order_money(problems, data, key, path, required=required)
+    value = data.get(key)
+    if value is None or path in problems:
+        return
+    try:
+        amount = Decimal(str(value))
+    except (InvalidOperation, ValueError):
+        problems.add(path, "must be a decimal amount")
+        return
+    if not amount.is_finite() or amount >= MONEY_MAX:
+        problems.add(path, "must be a finite amount below 1000000000")
+
+
+_money = money_check
 
 
 def decimal_of(value: Any) -> Decimal:

@@ -10,7 +10,8 @@ from sandbox.common import clock
 from sandbox.common.iso_codes import CURRENCIES
 from sandbox.order_source.after_sale import REFUND_AMOUNTS, money_number, money_text
 from sandbox.order_source.models import Refund
-from sandbox.order_source.validation import Problems, _money, _text
+from sandbox.order_source.returns_validation import money_check as _money
+from sandbox.order_source.validation import Problems, _text
 from sandbox.orders_v2.imports import event_add
 from sandbox.orders_v2.models import V2Order
 from sandbox.orders_v2.packages import PackageError

@@ -17,7 +17,8 @@ from django.db import transaction
 from sandbox.common import clock
 from sandbox.order_source.after_sale import changed, money_number, money_text
 from sandbox.order_source.models import Return
-from sandbox.order_source.validation import Problems, _money
+from sandbox.order_source.returns_validation import money_check as _money
+from sandbox.order_source.validation import Problems
 from sandbox.orders_v2.dates import rfc3339
 from sandbox.orders_v2.imports import event_add
 from sandbox.orders_v2.models import V2Order

@@ -19,12 +19,10 @@ import random
 import time
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from sandbox.seller_sim.client import ApiError
-
-if TYPE_CHECKING:
-    from sandbox.seller_sim.seller import SimulatedSeller
+from sandbox.seller_sim.behaviour import Behaviour
+from sandbox.seller_sim.client import ApiError, OrderApi
 
 REJECT_REASON = "the item was returned used"
 
@@ -43,6 +41,16 @@ def line_cost(line: dict[str, Any]) -> Decimal:
     return paid
 
 
+class Seller(Protocol):
+    """What the desk needs of the simulated seller it works for."""
+
+    name: str
+    api: OrderApi
+    behaviour: Behaviour
+
+    def say(self, message: str, *args: Any) -> None: ...
+
+
 @dataclass
 class RefundPlan:
     order: dict[str, Any]
@@ -52,7 +60,7 @@ class RefundPlan:
 
 
 class AfterSaleDesk:
-    def __init__(self, seller: SimulatedSeller, rng: random.Random) -> None:
+    def __init__(self, seller: Seller, rng: random.Random) -> None:
         self.seller = seller
         self.rng = rng
         self.decided: set[str] = set()  # return ids authorized or rejected by us
@@ -79,7 +87,12 @@ class AfterSaleDesk:
         behaviour = self.seller.behaviour
         api = self.seller.api
         now = time.monotonic()
-        for row in api.returns(status="AWAITING_AUTHORIZATION"):
+        # One listing a cycle: what waits for a decision and what waits for its parcel.
+        rows = api.returns(status="AWAITING_AUTHORIZATION,AUTHORIZED")
+        for row in rows:
+            if row["status"] == "AUTHORIZED":
+                self.arrivals.setdefault(row["id"], now + behaviour.return_arrival_seconds)
+                continue
             if row["id"] in self.decided:
                 continue
             if all(line["preauthorized"] for line in row["return_lines"]):
@@ -92,8 +105,6 @@ class AfterSaleDesk:
                 if self.operation(row, "authorize", {"rma": rma}):
                     self.arrivals[row["id"]] = now + behaviour.return_arrival_seconds
             self.decided.add(row["id"])
-        for row in api.returns(status="AUTHORIZED"):
-            self.arrivals.setdefault(row["id"], now + behaviour.return_arrival_seconds)
         for return_id, due in list(self.arrivals.items()):
             if due > now:
                 continue

@@ -55,10 +55,8 @@ def put_return(api: Api, number: str, rnumber: str, body: dict[str, Any]) -> Any
 
 
 def seller_op(sandbox: SandboxProcess, number: str, rnumber: str, op: str, **body: Any) -> Any:
-    return sandbox.control("POST", f"/orders/{number}/returns/{rnumber}/{op}", body)
+    return sandbox.return_operation(number, rnumber, op, **body)
 
 
 def seller_refund(sandbox: SandboxProcess, number: str, *lines: dict[str, Any], **body: Any) -> Any:
-    return sandbox.control(
-        "POST", f"/orders/{number}/refunds", {"refund_lines": list(lines), **body}
-    )
+    return sandbox.seller_refund(number, *lines, **body)

@@ -4,6 +4,7 @@ and the violations they count."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -411,3 +412,22 @@ def test_reset_clears_returns_and_refunds(alice: Api, sandbox: SandboxProcess) -
     sandbox.reset(keep_accounts=True)
     assert sandbox.control("GET", "/returns") == {"returns": []}
     assert sandbox.control("GET", "/refunds") == {"refunds": []}
+
+
+@pytest.mark.parametrize("raw", ["1e400", "NaN", '"12,50"', "-1", '"1e3"'])
+def test_money_must_be_a_finite_non_negative_decimal(
+    alice: Api, sandbox: SandboxProcess, raw: str
+) -> None:
+    shipped_order(alice, sandbox, "RT-23")
+    body = json.dumps(return_body()).replace(
+        '"requested_refund_tax": "0.83"', f'"requested_refund_tax": {raw}'
+    )
+    assert raw in body
+    response = alice.call(
+        "PUT",
+        "/orders/RT-23/returns/RET-1",
+        data=body,
+        headers={"Content-Type": "application/json"},
+    )
+    assert response.status_code == 400, response.text
+    assert "return_lines[0].requested_refund_tax" in response.json()["fields"]
