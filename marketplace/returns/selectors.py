@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import timedelta
 from typing import Any
 
@@ -88,10 +89,10 @@ def order_returns_and_refunds(*, order_id: int) -> dict[str, Any]:
     return {"returns": returns, "refunds": refunds, "ledger": ledger}
 
 
-def order_timeline_entries(*, order_id: int) -> list[dict[str, Any]]:
-    """Returns and refunds as timeline entries (``at``, ``title``, ``text``, ``tone``) to
-    merge with the order's own events."""
-    data = order_returns_and_refunds(order_id=order_id)
+def order_timeline_entries(*, after_sale: dict[str, Any]) -> list[dict[str, Any]]:
+    """Returns and refunds (``order_returns_and_refunds``) as timeline entries (``at``,
+    ``title``, ``text``, ``tone``) to merge with the order's own events."""
+    data = after_sale
     entries: list[dict[str, Any]] = []
     for ret in data["returns"]:
         entries.append(
@@ -146,20 +147,20 @@ def order_timeline_entries(*, order_id: int) -> list[dict[str, Any]]:
     return entries
 
 
-def order_timeline(*, order_id: int, limit: int = 200) -> list[dict[str, Any]]:
-    """The order's own events and its returns' and refunds', newest first."""
-    events = [
+def order_timeline(
+    *, after_sale: dict[str, Any], events: Iterable[SyncEvent], limit: int = 200
+) -> list[dict[str, Any]]:
+    """The order's own events (already read) and its returns' and refunds' (from
+    ``order_returns_and_refunds``), newest first: no query of its own."""
+    merged = [
         {
             "at": event.created_at,
             "title": event.get_kind_display(),
             "text": event.message,
             "tone": "",
         }
-        for event in SyncEvent.objects.filter(order_id=order_id).order_by("-created_at", "-id")[
-            :limit
-        ]
-    ]
-    merged = events + order_timeline_entries(order_id=order_id)
+        for event in events
+    ] + order_timeline_entries(after_sale=after_sale)
     return sorted(merged, key=lambda entry: entry["at"], reverse=True)[:limit]
 
 
