@@ -192,7 +192,10 @@ def returns_waiting(*, now: Any = None) -> dict[str, Any]:
         ),
         "stuck_steps": list(
             PlatformStep.objects.filter(
-                Q(status=StepStatus.FAILED) | Q(status=StepStatus.RETRYING, failures__gte=1)
+                Q(status=StepStatus.FAILED)
+                | Q(status=StepStatus.RETRYING, failures__gte=1)
+                # a return waiting an hour for its order to reach the platform
+                | Q(status=StepStatus.PENDING, created_at__lt=now - timedelta(hours=1))
             )
             .select_related("return_request__order", "refund__order")
             .order_by("-updated_at", "-id")[:limit]
