@@ -37,6 +37,7 @@ from django.db.models.functions import Coalesce
 from marketplace.catalog.models import FeedRun, PlatformApiAccess, StatusChange, StatusSync
 from marketplace.orders.models import OrderSync
 from marketplace.platform.models import HolderEmbargo, PlatformCall
+from marketplace.returns.models import PlatformStep, StepStatus
 from sellers.models import PlatformConnection
 
 SyncStatus = OrderSync.Status
@@ -342,10 +343,14 @@ def edrts_statuses_waiting(*, now: datetime) -> Waiting | None:
 
 
 def refunds_waiting(*, now: datetime) -> Waiting | None:
-    """HOOK (returns and refunds): refund decisions waiting to reach the platform, as
-    ``edrts_statuses_waiting``; reported as ``marketplace_refunds_waiting`` and
-    ``marketplace_refunds_oldest_wait_seconds``. None: not built yet."""
-    return None
+    """Return and refund calls waiting to reach the platform (the returns outbox's
+    pending and retrying steps: push a return, mark complete, report errors) and how long
+    the oldest has waited, through the partial index on waiting steps. Reported as
+    ``marketplace_refunds_waiting`` and ``marketplace_refunds_oldest_wait_seconds``."""
+    row = PlatformStep.objects.filter(
+        status__in=[StepStatus.PENDING, StepStatus.RETRYING]
+    ).aggregate(count=Count("id"), oldest=Min("created_at"))
+    return Waiting(row["count"] or 0, _seconds_since(row["oldest"], now))
 
 
 def more_dead_letters(*, now: datetime) -> dict[str, int]:
@@ -353,10 +358,12 @@ def more_dead_letters(*, now: datetime) -> dict[str, int]:
     ``{"refund": 2}``), reported beside the order pushes' as
     ``marketplace_dead_letters{kind=...}``; one aggregate per outbox.
 
-    ``edrts``: sellers whose EDRTS sender stopped after ``EDRTS_MAX_FAILURES`` failures
-    in a row; their statuses wait until staff press "Retry now" (the import still
-    reconciles them daily)."""
+    ``refund``: return and refund calls (push, complete, report) that failed for good and
+    wait for staff's retry on the returns page. ``edrts``: sellers whose EDRTS sender
+    stopped after ``EDRTS_MAX_FAILURES`` failures in a row; their statuses wait until
+    staff press "Retry now" (the import still reconciles them daily)."""
     stopped = StatusSync.objects.filter(
         edrts_enabled=True, failures__gte=settings.EDRTS_MAX_FAILURES
     ).count()
-    return {"edrts": stopped}
+    refund_steps = PlatformStep.objects.filter(status=StepStatus.FAILED).count()
+    return {"edrts": stopped, "refund": refund_steps}

@@ -18,6 +18,7 @@ from marketplace.catalog.models import FeedRun, PlatformApiAccess, StatusChange,
 from marketplace.metrics.views import exposition
 from marketplace.orders.models import OrderSync
 from marketplace.platform.models import HolderEmbargo, PlatformCall
+from marketplace.returns.models import PlatformStep
 from tests.factories import OrderFactory, PlatformConnectionFactory, SellerPullStateFactory
 from tests.marketplace.dashboard.builders import build_world
 
@@ -118,6 +119,14 @@ def test_the_numbers_after_a_small_flow_are_right(client: Client) -> None:
     StatusSync.objects.create(seller=failing.seller, failures=settings.EDRTS_MAX_FAILURES)
     StatusSync.objects.create(seller=seller, failures=1)
 
+    # returns and refunds: two platform calls waiting (the oldest 60 s), one done, one failed
+    Kind, StepState = PlatformStep.Kind, PlatformStep.Status
+    steps = [
+        PlatformStep.objects.create(kind=Kind.COMPLETE_REFUND, seller=seller, status=state)
+        for state in (StepState.PENDING, StepState.RETRYING, StepState.DONE, StepState.FAILED)
+    ]
+    PlatformStep.objects.filter(pk=steps[1].pk).update(created_at=now - timedelta(seconds=60))
+
     # embargoes: two sellers held, the API user's hold already over
     HolderEmbargo.objects.create(holder="seller:101", not_before=now + timedelta(seconds=120))
     HolderEmbargo.objects.create(holder="seller:102", not_before=now + timedelta(seconds=30))
@@ -196,8 +205,9 @@ def test_the_numbers_after_a_small_flow_are_right(client: Client) -> None:
     assert value(samples, "marketplace_feed_runs_held") == 1
     assert value(samples, "marketplace_platform_api_needs_sign_in") == 1
 
-    # Refunds report nothing until returns and refunds wire their hook.
-    assert not any(name.startswith("marketplace_refunds_") for name, _ in samples)
+    assert value(samples, "marketplace_refunds_waiting") == 2
+    assert 60 <= value(samples, "marketplace_refunds_oldest_wait_seconds") < 120
+    assert value(samples, "marketplace_dead_letters", kind="refund") == 1
 
 
 def test_an_empty_database_reports_zeros_not_gaps(client: Client) -> None:
@@ -224,7 +234,7 @@ def test_a_scrape_costs_the_same_queries_whatever_the_data_size() -> None:
     large = queries()
     # Then the scrape makes the same, small number of queries
     assert small == large
-    assert large <= 13  # 9 reads, setting and restoring the statement timeout, a savepoint
+    assert large <= 15  # 11 reads, setting and restoring the statement timeout, a savepoint
 
 
 def test_the_scrapes_statement_timeout_ends_with_the_scrape() -> None:
