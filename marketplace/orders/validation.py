@@ -35,6 +35,10 @@ class RefundProblemCode(StrEnum):
     EXCESS_QUANTITY = "EXCESS_QUANTITY"
     UNKNOWN_LINE = "UNKNOWN_LINE"
     CURRENCY_MISMATCH = "CURRENCY_MISMATCH"
+    # A line whose refund amounts come to less than zero: not a refund, and accepting it
+    # would lower what the line counts as refunded and let a later refund go above the
+    # cost. Reported as the platform's catch-all code, the message naming the line.
+    NEGATIVE_AMOUNT = "OTHER"
 
 
 def _carrier_key(name: str) -> str:

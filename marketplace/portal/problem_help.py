@@ -95,6 +95,12 @@ REFUND_HELP: dict[str, ProblemHelp] = {
         "The refund is in a currency other than the one the buyer paid in.",
         "Post the refund again in the order's currency.",
     ),
+    RefundProblemCode.NEGATIVE_AMOUNT: ProblemHelp(
+        "Refund amount below zero",
+        "A line of the refund comes to less than zero (a discount refund larger than the "
+        "rest). Nothing of it was paid to the buyer.",
+        "Post a new refund whose amounts on each line add up to zero or more.",
+    ),
 }
 REFUND_FALLBACK = ProblemHelp(
     "Refund not accepted",

@@ -9,7 +9,8 @@ Rules (``returns-refunds-contract.md``): a line not on the order → ``UNKNOWN_L
 currency other than the order's → ``CURRENCY_MISMATCH``; a refund line's quantity above
 the order line's → ``EXCESS_QUANTITY``; what this refund takes from a line, with every
 earlier *accepted* refund and return of it, above what the buyer paid for the line →
-``EXCESS_ITEM_REFUND`` (a seller's refund) / ``EXCESS_REFUND`` (a return).
+``EXCESS_ITEM_REFUND`` (a seller's refund) / ``EXCESS_REFUND`` (a return). Our own
+addition: a line that takes less than zero → ``NEGATIVE_AMOUNT`` (reported as ``OTHER``).
 """
 
 from __future__ import annotations
@@ -100,6 +101,15 @@ def refund_check(
                     line.label,
                 )
             )
+        if line.takes < ZERO:
+            verdict.problems.append(
+                Problem(
+                    ProblemCode.NEGATIVE_AMOUNT,
+                    f"line {line.label}: the refund amounts come to {line.takes}, below zero",
+                    line.label,
+                )
+            )
+            continue
         takes[cost.mp_line_number] = takes.get(cost.mp_line_number, ZERO) + line.takes
     for number, amount in takes.items():
         cost = costs[number]

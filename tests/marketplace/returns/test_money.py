@@ -183,6 +183,23 @@ def test_a_line_not_on_the_order_is_refused_with_unknown_line() -> None:
     assert "line 9" in refund.errors[0]["message"]
 
 
+def test_a_refund_below_zero_is_refused_and_does_not_make_room_for_another() -> None:
+    order = shipped_order()
+    # Given a refund whose discount refund is larger than the rest of the line
+    negative = new_refund(order, "1", {"item": "1.00", "discount": "6.00"})
+    # When the marketplace decides it
+    assert refund_decide(refund_pk=negative.pk) == Decision.REFUSED
+    negative.refresh_from_db()
+    # Then it is refused with the platform's catch-all code, the message naming the line
+    assert [e["code"] for e in negative.errors] == ["OTHER"]
+    assert "line 1" in negative.errors[0]["message"]
+    assert "-5.00" in negative.errors[0]["message"]
+    assert not RefundLedgerEntry.objects.exists()
+    # and a refund one cent above the line's cost is still refused afterwards
+    over = new_refund(order, "2", {"item": "24.01"})
+    assert refund_decide(refund_pk=over.pk) == Decision.REFUSED
+
+
 def test_deciding_twice_writes_one_ledger_row_and_one_step() -> None:
     order = shipped_order()
     refund = new_refund(order, "1", {"item": "5.00"})
