@@ -12,6 +12,8 @@ from bench.settings import *  # noqa: F403
 
 PLATFORM_CONNECT_TIMEOUT = 1.0
 PLATFORM_READ_TIMEOUT = 2.0
+# Above the soak's 3 s hangs: a token answer is waited for (see tuning.py), the rest not.
+PLATFORM_TOKEN_READ_TIMEOUT = 10.0
 PUSH_BACKOFF_BASE = 0.5
 PUSH_BACKOFF_CAP = 8.0
 PUSH_RATE_LIMIT_DEFAULT_WAIT = 2.0

@@ -77,6 +77,13 @@ class TokenTransport(Transport):
     def __repr__(self) -> str:
         return f"<TokenTransport {self.base_url}>"
 
+    def read_timeout(self) -> float:
+        """Longer than other calls' (``PLATFORM_TOKEN_READ_TIMEOUT``): a refresh whose
+        answer we gave up on may still have rotated the refresh token at the platform, and
+        the next refresh would then present a spent token, which costs the grant (reuse
+        detection). Waiting for a slow answer is cheap; a lost grant needs the seller."""
+        return float(settings.PLATFORM_TOKEN_READ_TIMEOUT)
+
     @sensitive_variables()
     def post(
         self,

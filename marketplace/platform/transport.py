@@ -158,6 +158,10 @@ class Transport:
         self.hold_wait = hold_wait
         self.seller_id = seller_id
 
+    def read_timeout(self) -> float:
+        """How long to wait for an answer once the request is sent."""
+        return float(settings.PLATFORM_READ_TIMEOUT)
+
     def _send(
         self,
         method: str,
@@ -192,7 +196,7 @@ class Transport:
                 data=body.encode() if body is not None else form,
                 headers=headers,
                 auth=auth,
-                timeout=(settings.PLATFORM_CONNECT_TIMEOUT, settings.PLATFORM_READ_TIMEOUT),
+                timeout=(settings.PLATFORM_CONNECT_TIMEOUT, self.read_timeout()),
             )
         except requests.RequestException as exc:
             kind = "timeout" if isinstance(exc, requests.Timeout) else "connection error"

@@ -21,6 +21,9 @@ PLATFORM_API_RATE_PER_SECOND = 5.0
 PLATFORM_CONNECT_TIMEOUT = 5.0
 # Long enough for a slow answer under load, short enough to bound a push's lease.
 PLATFORM_READ_TIMEOUT = 20.0
+# Token calls wait longer: an answer given up on may have rotated the refresh token at the
+# platform, and presenting the spent one next time revokes the grant (oauth.py).
+PLATFORM_TOKEN_READ_TIMEOUT = 60.0
 
 # --- Tokens ---------------------------------------------------------------------------
 # The beat sweep refreshes access tokens that expire within this window (every minute),

@@ -5,6 +5,7 @@ base). It runs in a thread of the test process; requests reach it over a socket.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -20,6 +21,7 @@ class Answer:
     status: int
     body: str
     headers: dict[str, str] = field(default_factory=lambda: {"Content-Type": "application/json"})
+    delay: float = 0.0  # seconds before answering (a slow platform)
 
 
 @dataclass
@@ -46,6 +48,8 @@ class TinyPlatform:
                 body = self.rfile.read(length).decode() if length else ""
                 path = self.path.split("?", 1)[0]
                 answer = owner._next(self.command, path, self.headers, body)
+                if answer.delay:
+                    time.sleep(answer.delay)
                 payload = answer.body.encode()
                 self.send_response(answer.status)
                 for name, value in answer.headers.items():

@@ -119,6 +119,21 @@ class RecordingTokens:
         self.token = "at-renewed"
 
 
+def test_a_slow_token_answer_is_waited_for_longer_than_other_calls(
+    token_endpoint: TinyPlatform, settings: Any
+) -> None:
+    # Given other calls give up after 0.3 s, token calls after 5 s
+    settings.PLATFORM_READ_TIMEOUT = 0.3
+    settings.PLATFORM_TOKEN_READ_TIMEOUT = 5.0
+    # and a token endpoint that rotates the refresh token but answers after 1 s
+    token_endpoint.answer("POST", TOKEN_PATH, Answer(200, json.dumps(GRANT), delay=1.0))
+    # When the refresh is sent
+    tokens = oauth.token_refresh(refresh_token="rt-spent-by-this-refresh")
+    # Then its answer is not lost (a lost one would leave us holding a spent refresh token)
+    assert tokens.refresh_token == GRANT["refresh_token"]
+    assert PlatformCall.objects.get(path=TOKEN_PATH).status == 200
+
+
 def test_the_oauth_base_url_moves_only_oauth(
     settings: Any,
     token_endpoint: TinyPlatform,
