@@ -40,7 +40,7 @@ from marketplace.orders.selectors import (
     with_open_problems,
 )
 from marketplace.platform.models import PlatformCall
-from sellers.models import ConnectionEvent, PlatformConnection, Seller
+from sellers.models import ConnectionEvent, PlatformConnection, PullSchedule, Seller
 
 ConnState = PlatformConnection.State
 SyncStatus = OrderSync.Status
@@ -296,7 +296,9 @@ def seller_list(
     *, search: str = "", state: str = "", has_failures: bool = False, sort: str = "name"
 ) -> QuerySet[Seller]:
     """Sellers with their connection state, failed-push count, order count and last pull."""
-    sellers = Seller.objects.select_related("user", "connection", "pull_state").annotate(
+    sellers = Seller.objects.select_related(
+        "user", "connection", "pull_state", "pull_schedule"
+    ).annotate(
         conn_state=Coalesce(F("connection__state"), Value(ConnState.NOT_CONNECTED)),
         last_pull=F("pull_state__last_success_at"),
         failures=count_subquery(
@@ -402,3 +404,7 @@ def order_history(*, order_id: int, limit: int = 100) -> list[SyncEvent]:
 
 def seller_pull_state(*, seller_id: int) -> SellerPullState | None:
     return SellerPullState.objects.filter(seller_id=seller_id).first()
+
+
+def seller_pull_schedule(*, seller_id: int) -> PullSchedule | None:
+    return PullSchedule.objects.filter(seller_id=seller_id).first()

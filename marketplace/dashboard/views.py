@@ -127,6 +127,7 @@ def _seller_status_context(seller: Seller) -> dict:
         "seller": seller,
         "connection": _connection_of(seller),
         "pull_state": selectors.seller_pull_state(seller_id=seller.id),
+        "pull_schedule": selectors.seller_pull_schedule(seller_id=seller.id),
         "sync_counts": selectors.sync_status_tallies(seller_id=seller.id),
         "now": timezone.now(),
     }
