@@ -40,7 +40,7 @@ from marketplace.orders.selectors import (
     with_open_problems,
 )
 from marketplace.platform.models import PlatformCall
-from sellers.models import ConnectionEvent, PlatformConnection, PullSchedule, Seller
+from sellers.models import ConnectionEvent, PlatformConnection, Seller
 
 ConnState = PlatformConnection.State
 SyncStatus = OrderSync.Status
@@ -322,7 +322,7 @@ def seller_list(
 
 def seller_get(*, seller_id: int) -> Seller | None:
     return (
-        Seller.objects.select_related("user", "connection", "pull_state")
+        Seller.objects.select_related("user", "connection", "pull_state", "pull_schedule")
         .filter(pk=seller_id)
         .first()
     )
@@ -404,7 +404,3 @@ def order_history(*, order_id: int, limit: int = 100) -> list[SyncEvent]:
 
 def seller_pull_state(*, seller_id: int) -> SellerPullState | None:
     return SellerPullState.objects.filter(seller_id=seller_id).first()
-
-
-def seller_pull_schedule(*, seller_id: int) -> PullSchedule | None:
-    return PullSchedule.objects.filter(seller_id=seller_id).first()

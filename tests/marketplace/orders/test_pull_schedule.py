@@ -77,7 +77,8 @@ def test_connecting_makes_the_first_pull_due_at_once(
     platform: Platform, connected_seller: Any
 ) -> None:
     schedule = schedule_of(connected_seller)
-    assert schedule.next_pull_at is not None and schedule.next_pull_at <= timezone.now()
+    assert schedule.next_pull_at is not None
+    assert schedule.next_pull_at <= timezone.now()
     assert schedule.reason == "connected"
 
 
@@ -89,7 +90,8 @@ def test_an_idle_sellers_pulls_back_off_to_the_ceiling_and_come_back_when_an_ord
     for step in range(1, 6):
         before = timezone.now()
         result = seller_pull(seller_id=connected_seller.id)
-        assert result.ran and not result.error
+        assert result.ran
+        assert not result.error
         schedule = schedule_of(connected_seller)
         waits.append(wait_of(schedule, before))
         assert schedule.idle_steps == step
@@ -144,7 +146,8 @@ def test_a_failing_pull_backs_off_bounded_and_shows_why(seller: Seller) -> None:
     assert schedule.reason == "failing — retry 5"
     # A pull that works again: back to what the seller's work says
     schedule = pull_schedule_after_pull(seller_id=seller.id, reasons=["open orders"])
-    assert schedule is not None and (schedule.failures, schedule.reason) == (0, "open orders")
+    assert schedule is not None
+    assert (schedule.failures, schedule.reason) == (0, "open orders")
 
 
 def test_a_pull_of_a_seller_no_longer_connected_takes_them_off_the_schedule(
@@ -161,7 +164,8 @@ def test_a_pull_of_a_seller_no_longer_connected_takes_them_off_the_schedule(
     # A reconnect does
     platform.reconnect(connected_seller)
     schedule = schedule_of(connected_seller)
-    assert schedule.next_pull_at is not None and schedule.next_pull_at <= timezone.now()
+    assert schedule.next_pull_at is not None
+    assert schedule.next_pull_at <= timezone.now()
 
 
 # --- the fan-out ----------------------------------------------------------------------
@@ -249,7 +253,8 @@ def test_pull_now_queues_at_once_and_the_next_beat_does_not_queue_it_again(
     queued = seller_pull_queue(seller=connected_seller)
     assert queued.ok
     schedule = schedule_of(connected_seller)
-    assert schedule.reason == "pull now" and schedule.is_queued
+    assert schedule.reason == "pull now"
+    assert schedule.is_queued
     assert sellers_pull_fan_out() == []
 
 
@@ -263,4 +268,5 @@ def test_staff_see_each_sellers_next_pull_and_why(
     assert re.search(r'id="next-pull">in [23] min<', detail)  # 180 s ± 10 %
     assert "idle — backing off (step 1)" in detail
     listing = client.get(reverse("dashboard:sellers")).content.decode()
-    assert "next pull in" in listing and "idle — backing off (step 1)" in listing
+    assert "next pull in" in listing
+    assert "idle — backing off (step 1)" in listing
