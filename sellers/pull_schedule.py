@@ -120,14 +120,22 @@ def pull_schedule_after_pull(
     failed: bool = False,
     connected: bool = True,
     reasons: list[str] | None = None,
+    started_at: datetime | None = None,
     now: datetime | None = None,
 ) -> PullSchedule | None:
     """Schedule the seller's next pull from what the pull that just ended found.
 
     ``reasons``: open work found (``open_work_reasons`` plus what the pull itself saw);
-    empty means idle. One row lock, one UPDATE.
+    empty means idle. The wait counts from ``started_at`` (the pull's start), so a seller
+    with open work is pulled every interval, not every interval plus a pull's duration.
+    One row lock, one UPDATE.
     """
     now = now or timezone.now()
+    base = min(started_at or now, now)
+
+    def after(wait: timedelta) -> datetime:
+        return max(base + wait, now)
+
     with transaction.atomic():
         schedule = PullSchedule.objects.select_for_update().filter(seller_id=seller_id).first()
         if schedule is None:
@@ -140,18 +148,18 @@ def pull_schedule_after_pull(
             schedule.reason = REASON_NOT_CONNECTED
         elif failed:
             schedule.failures += 1
-            schedule.next_pull_at = now + timedelta(seconds=failure_wait(schedule.failures))
+            schedule.next_pull_at = after(timedelta(seconds=failure_wait(schedule.failures)))
             schedule.reason = f"failing — retry {schedule.failures}"
         elif reasons:
             schedule.failures = 0
             schedule.idle_steps = 0
-            schedule.next_pull_at = now + _interval()
+            schedule.next_pull_at = after(_interval())
             schedule.reason = ", ".join(reasons)[:200]
         else:
             schedule.failures = 0
             schedule.idle_steps += 1
             wait = idle_wait(schedule.idle_steps)
-            schedule.next_pull_at = now + _jitter(wait)
+            schedule.next_pull_at = after(_jitter(wait))
             at_ceiling = wait >= settings.PULL_IDLE_CEILING_SECONDS
             schedule.reason = (
                 f"idle — backing off (step {schedule.idle_steps}"

@@ -14,7 +14,7 @@ from typing import Any
 from kombu import Exchange, Queue
 
 from marketplace.settings.base import REDIS_URL, VAR_DIR, env
-from marketplace.settings.tuning import PULL_INTERVAL_SECONDS
+from marketplace.settings.tuning import PULL_FAN_OUT_EVERY_SECONDS
 
 # The database is the truth for pending work; the broker only wakes workers, and beat
 # sweepers re-enqueue anything that waited too long (see DESIGN.md).
@@ -93,14 +93,14 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
         "task": "sellers.tasks.refresh_token_expiry_sweep_task",
         "schedule": 3600.0,
     },
-    # Orders: re-enqueue due/lost pushes, pull every connected seller, prune the call log.
+    # Orders: re-enqueue due/lost pushes, queue the pulls that are due, prune the call log.
     "order-sync-sweep": {
         "task": "marketplace.orders.tasks.order_sync_sweep_task",
         "schedule": 30.0,
     },
     "seller-pull-fan-out": {
         "task": "marketplace.orders.tasks.seller_pull_fan_out_task",
-        "schedule": PULL_INTERVAL_SECONDS,
+        "schedule": PULL_FAN_OUT_EVERY_SECONDS,
     },
     "dashboard-activity-snapshot": {
         "task": "marketplace.dashboard.tasks.activity_snapshot_task",

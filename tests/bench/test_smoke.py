@@ -49,7 +49,7 @@ def test_bench_smoke_runs_every_benchmark_and_writes_results(tmp_path: Path) -> 
     assert completed.returncode == 0, completed.stdout[-4000:] + completed.stderr[-4000:]
     results = json.loads(output.read_text())
     assert results["run"]["failed"] == []
-    assert {"machine", "p1", "p2", "p3", "p4", "p5", "p6"} <= results.keys()
+    assert {"machine", "p1", "p2", "p3", "p4", "p5", "p6", "p9"} <= results.keys()
     assert {"baseline_orders_per_s", "worker_orders_per_s", "ratio"} <= results["p1"].keys()
     assert {"select_ratio", "refresh_ratio", "refresh_token_reuse"} <= results["p2"].keys()
     assert results["p2"]["refresh_token_reuse"] == 0
@@ -64,6 +64,11 @@ def test_bench_smoke_runs_every_benchmark_and_writes_results(tmp_path: Path) -> 
     assert {"overview", "sellers", "seller_detail"} <= results["p4"]["pages"].keys()
     for page in results["p4"]["pages"].values():
         assert page["queries_small"] == page["queries_large"]
+    p9 = results["p9"]
+    assert {"listing_requests_per_min", "freshness_p95_s", "fan_out_ratio"} <= p9.keys()
+    # Only the due sellers are pulled: far fewer listings than one per seller per interval.
+    assert p9["listing_requests_per_min"] < p9["listing_requests_per_min_before"] / 2
+    assert p9["large"]["shipments_seen"] > 0
     assert "Results:" in completed.stdout
 
 

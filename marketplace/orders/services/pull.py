@@ -201,6 +201,7 @@ def _with_retries(call: Callable[[], T], result: PullResult) -> T:
 def seller_pull(*, seller_id: int) -> PullResult:
     """Pull one seller's changed fulfillments (skipped if a pull of this seller runs)."""
     result = PullResult(seller_id=seller_id)
+    started = timezone.now()
     connection = PlatformConnection.objects.filter(seller_id=seller_id).first()
     if connection is None or not connection.is_live:
         result.error = "not connected"
@@ -222,7 +223,10 @@ def seller_pull(*, seller_id: int) -> PullResult:
     finally:
         _pull_release(seller_id=seller_id, token=claim.token, result=result)
         pull_schedule_after_pull(
-            seller_id=seller_id, failed=bool(result.error), reasons=_open_work(result)
+            seller_id=seller_id,
+            failed=bool(result.error),
+            reasons=_open_work(result),
+            started_at=started,
         )
     return result
 
