@@ -217,8 +217,9 @@ def pull_schedule_claim_due(
         seconds=settings.PULL_LEASE_SECONDS if lease_seconds is None else lease_seconds
     )
     sql = _CLAIM_POSTGRES if db_connection.vendor == "postgresql" else _CLAIM_SQLITE
+    at = db_connection.ops.adapt_datetimefield_value  # SQLite stores text, Postgres moments
     with transaction.atomic(), db_connection.cursor() as cursor:
-        cursor.execute(sql, [lease, now, now, now, limit])
+        cursor.execute(sql, [at(lease), at(now), at(now), at(now), limit])
         return [row[0] for row in cursor.fetchall()]
 
 
