@@ -126,40 +126,40 @@ def pull_schedule_after_pull(
     """Schedule the seller's next pull from what the pull that just ended found.
 
     ``reasons``: open work found (``open_work_reasons`` plus what the pull itself saw);
-    empty means idle. The wait counts from ``started_at`` (the pull's start), so a seller
-    with open work is pulled every interval, not every interval plus a pull's duration.
-    One row lock, one UPDATE.
+    empty means idle. The wait counts from when the pull was queued (or ``started_at``),
+    so a seller with open work is pulled every interval, not every interval plus the
+    queueing and the pull's duration. One row lock, one UPDATE.
     """
     now = now or timezone.now()
-    base = min(started_at or now, now)
-
-    def after(wait: timedelta) -> datetime:
-        return max(base + wait, now)
-
     with transaction.atomic():
         schedule = PullSchedule.objects.select_for_update().filter(seller_id=seller_id).first()
         if schedule is None:
             if not connected:
                 return None
             schedule = PullSchedule.objects.create(seller_id=seller_id)
+        # The wait counts from when the pull was queued (a beat tick, so the next one
+        # falls on a tick too), else from its start: not from its end.
+        queued = schedule.queued_at if schedule.is_queued else None
+        base = min(queued or started_at or now, now)
         schedule.last_pulled_at = now
         if not connected:
             schedule.next_pull_at = None
             schedule.reason = REASON_NOT_CONNECTED
         elif failed:
             schedule.failures += 1
-            schedule.next_pull_at = after(timedelta(seconds=failure_wait(schedule.failures)))
+            wait = failure_wait(schedule.failures)
+            schedule.next_pull_at = max(now, base + timedelta(seconds=wait))
             schedule.reason = f"failing — retry {schedule.failures}"
         elif reasons:
             schedule.failures = 0
             schedule.idle_steps = 0
-            schedule.next_pull_at = after(_interval())
+            schedule.next_pull_at = max(now, base + _interval())
             schedule.reason = ", ".join(reasons)[:200]
         else:
             schedule.failures = 0
             schedule.idle_steps += 1
             wait = idle_wait(schedule.idle_steps)
-            schedule.next_pull_at = after(_jitter(wait))
+            schedule.next_pull_at = max(now, base + _jitter(wait))
             at_ceiling = wait >= settings.PULL_IDLE_CEILING_SECONDS
             schedule.reason = (
                 f"idle — backing off (step {schedule.idle_steps}"
@@ -208,18 +208,28 @@ _CLAIM_SQLITE = _CLAIM_POSTGRES.replace("FOR UPDATE SKIP LOCKED", "")
 
 
 def pull_schedule_claim_due(
-    *, limit: int, now: datetime | None = None, lease_seconds: float | None = None
+    *,
+    limit: int,
+    now: datetime | None = None,
+    ahead_seconds: float = 0.0,
+    lease_seconds: float | None = None,
 ) -> list[int]:
-    """Claim up to ``limit`` due sellers, oldest due first, in one statement: their next
-    pull moves to a lease (rows another beat holds are skipped). Returns their ids."""
+    """Claim up to ``limit`` sellers due by ``now + ahead_seconds``, oldest due first, in
+    one statement: their next pull moves to a lease (rows another beat holds are skipped).
+    Returns their ids.
+
+    The fan-out looks half a beat period ahead: a pull due just after this tick goes now,
+    a little early, instead of a whole period late at the next one.
+    """
     now = now or timezone.now()
+    due_by = now + timedelta(seconds=ahead_seconds)
     lease = now + timedelta(
         seconds=settings.PULL_LEASE_SECONDS if lease_seconds is None else lease_seconds
     )
     sql = _CLAIM_POSTGRES if db_connection.vendor == "postgresql" else _CLAIM_SQLITE
     at = db_connection.ops.adapt_datetimefield_value  # SQLite stores text, Postgres moments
     with transaction.atomic(), db_connection.cursor() as cursor:
-        cursor.execute(sql, [at(lease), at(now), at(now), at(now), limit])
+        cursor.execute(sql, [at(lease), at(now), at(now), at(due_by), limit])
         return [row[0] for row in cursor.fetchall()]
 
 

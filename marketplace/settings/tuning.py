@@ -78,11 +78,11 @@ PULL_INTERVAL_SECONDS = env.float("PULL_INTERVAL_SECONDS", default=90.0)
 PULL_IDLE_CEILING_SECONDS = env.float("PULL_IDLE_CEILING_SECONDS", default=21600.0)
 # A failing pull is retried later and later (doubling from the interval) up to this.
 PULL_FAILURE_CEILING_SECONDS = 900.0
-# How often beat looks for due pulls: a pull is at most this late after its time, so a
-# seller with open work is pulled every PULL_INTERVAL_SECONDS (the next pull is timed from
-# the start of the last one), not every interval plus a beat period. A look that finds
-# nothing due is one index probe.
-PULL_FAN_OUT_EVERY_SECONDS = min(15.0, PULL_INTERVAL_SECONDS)
+# How often beat looks for due pulls. Each look takes the pulls due within half this
+# period, and the next pull counts from when the last was queued, so a seller with open
+# work is pulled every PULL_INTERVAL_SECONDS, not every interval plus a beat period. A
+# look that finds nothing due is one index probe.
+PULL_FAN_OUT_EVERY_SECONDS = min(15.0, PULL_INTERVAL_SECONDS / 4)
 # The fan-out claims due sellers this many at a time (one statement per batch), at most
 # PULL_FAN_OUT_MAX_BATCHES batches a tick; the rest stay due for the next tick.
 PULL_FAN_OUT_BATCH = 500

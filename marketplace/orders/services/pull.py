@@ -467,7 +467,9 @@ def sellers_pull_fan_out(*, batch: int | None = None, max_batches: int | None = 
     max_batches = max_batches or settings.PULL_FAN_OUT_MAX_BATCHES
     queued: list[int] = []
     for _ in range(max_batches):
-        seller_ids = pull_schedule_claim_due(limit=batch)
+        seller_ids = pull_schedule_claim_due(
+            limit=batch, ahead_seconds=settings.PULL_FAN_OUT_EVERY_SECONDS / 2
+        )
         for seller_id in seller_ids:
             transaction.on_commit(partial(seller_pull_task.delay, seller_id))
         queued += seller_ids
