@@ -26,6 +26,13 @@ change. A seller whose pulls keep failing shows on the dashboard
 
 Per seller, one pull at a time: a lease on the seller's ``SellerPullState`` row, taken
 with a conditional UPDATE (no lock held during HTTP).
+
+When
+----
+Each seller's next pull is a row (``sellers.PullSchedule``): a pull ends by scheduling
+the next from what it found (``sellers.pull_schedule``: open work → the interval, idle →
+a doubling wait up to a ceiling, failing → a bounded backoff), and beat's fan-out queues
+only the sellers that are due, claimed through the index in bounded batches.
 """
 
 from __future__ import annotations
