@@ -270,3 +270,21 @@ def test_staff_see_each_sellers_next_pull_and_why(
     listing = client.get(reverse("dashboard:sellers")).content.decode()
     assert "next pull in" in listing
     assert "idle — backing off (step 1)" in listing
+
+
+def test_the_migration_makes_every_connected_sellers_pull_due_at_once(
+    seller: Seller, other_seller: Seller
+) -> None:
+    import importlib
+
+    migration = importlib.import_module("sellers.migrations.0004_pull_schedule").Migration
+    PlatformConnection.objects.create(seller=seller, state="connected")
+    PlatformConnection.objects.create(seller=other_seller, state="needs_reauth")
+    PullSchedule.objects.all().delete()
+    with connection.cursor() as cursor:
+        cursor.execute(migration.operations[-1].sql)
+    schedule = PullSchedule.objects.get()
+    assert schedule.seller_id == seller.id
+    assert schedule.next_pull_at is not None
+    assert schedule.next_pull_at <= timezone.now()
+    assert sellers_pull_fan_out() == [seller.id]
