@@ -1,5 +1,6 @@
 """``python -m bench`` (``make bench``): P1 push, P2 refresh, P3 pull, P4 pages, P5 pull
-against history, P6 catalog feed ingestion, P8 listing-status freshness through EDRTS.
+against history, P6 catalog feed ingestion, P7 refunds against history, P8 listing-status
+freshness through EDRTS, P9 pull capacity on a simulated clock.
 
 Every size is a flag with an environment default (``BENCH_P1_ORDERS=500 make bench``);
 ``--smoke`` picks the small CI configuration, ``--only p1,p3`` a subset. Prints a table
@@ -42,6 +43,9 @@ SMOKE = {
     "p7_small": 50,
     "p7_large": 1000,
     "p7_rounds": 1,
+    "p9_small": 200,
+    "p9_large": 1000,
+    "p9_minutes": 10,
     "repeat": 3,
 }
 
@@ -53,7 +57,7 @@ def _env_int(name: str, default: int) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     add = parser.add_argument
-    add("--only", default=os.environ.get("BENCH_ONLY", "p1,p2,p3,p4,p5,p6,p7,p8"))
+    add("--only", default=os.environ.get("BENCH_ONLY", "p1,p2,p3,p4,p5,p6,p7,p8,p9"))
     add("--smoke", action="store_true", help="tiny sizes for CI (correctness, not figures)")
     add("--strict", action="store_true", help="exit 1 when a goal is missed")
     add("--output", type=Path, default=Path(os.environ.get("BENCH_OUTPUT", RESULTS_PATH)))
@@ -89,6 +93,9 @@ def _parser() -> argparse.ArgumentParser:
     add("--p7-small", type=int, default=_env_int("p7_small", 100))
     add("--p7-large", type=int, default=_env_int("p7_large", 10_000))
     add("--p7-rounds", type=int, default=_env_int("p7_rounds", 3))
+    add("--p9-small", type=int, default=_env_int("p9_small", 10_000))
+    add("--p9-large", type=int, default=_env_int("p9_large", 100_000))
+    add("--p9-minutes", type=int, default=_env_int("p9_minutes", 60), help="simulated")
     add("--repeat", type=int, default=_env_int("repeat", 7))
     return parser
 
@@ -228,6 +235,37 @@ def _rows(results: dict[str, Any]) -> list[tuple[str, ...]]:
                 met(p7["goal_met"]),
             )
         )
+    if p9 := results.get("p9"):
+        small, large = p9["small"], p9["large"]
+        rows.append(
+            (
+                f"P9 listings/min, {large['sellers']} sellers, {p9['open_sellers']} open, "
+                f"{p9['minutes']} simulated min",
+                f"{p9['listing_requests_per_min']}/min (every seller each interval: "
+                f"{p9['listing_requests_per_min_before']}/min)",
+                f"<= {p9['listing_budget_per_min']}",
+                met(p9["listing_requests_per_min"] <= p9["listing_budget_per_min"]),
+            )
+        )
+        rows.append(
+            (
+                "P9 shipment to marketplace, open sellers",
+                f"p50 {p9['freshness_p50_s']} s, p95 {p9['freshness_p95_s']} s",
+                f"p95 <= {p9['interval_s']:.0f} s",
+                met(p9["freshness_p95_s"] <= p9["interval_s"]),
+            )
+        )
+        rows.append(
+            (
+                f"P9 fan-out per tick, {p9['fan_out_equal_due']} due, {large['sellers']} vs "
+                f"{small['sellers']} connected",
+                f"{large['fan_out_ms_equal_due']} ms vs {small['fan_out_ms_equal_due']} ms = "
+                f"{p9['fan_out_ratio']}x (simulated ticks: {large['fan_out_ms_median']} vs "
+                f"{small['fan_out_ms_median']} ms)",
+                "<= 1.2x",
+                met(p9["fan_out_ratio"] <= 1.2),
+            )
+        )
     return rows
 
 
@@ -247,6 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     log(f"database {env.vendor}, broker {env.broker.split('@')[-1]}, sandbox {env.sandbox.port}")
     try:
         from bench import (
+            capacity,
             feed_ingest,
             pages,
             pull,
@@ -296,6 +335,9 @@ def main(argv: list[str] | None = None) -> int:
             "p8": lambda: status_sync.run(env, changes=args.p8_changes, sellers=args.p8_sellers),
             "p7": lambda: refunds_history.run(
                 env, small=args.p7_small, large=args.p7_large, rounds=args.p7_rounds
+            ),
+            "p9": lambda: capacity.run(
+                env, small=args.p9_small, large=args.p9_large, minutes=args.p9_minutes
             ),
         }
         for name in selected:

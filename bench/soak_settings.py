@@ -20,4 +20,8 @@ PUSH_RATE_LIMIT_DEFAULT_WAIT = 2.0
 PUSH_LEASE_SECONDS = 20.0
 PUSH_SWEEP_GRACE_SECONDS = 5.0
 PULL_LEASE_SECONDS = 30.0
+# This process plays beat (a fan-out every 4 s): sellers with open orders are due as often.
+PULL_INTERVAL_SECONDS = 4.0
+PULL_FAN_OUT_EVERY_SECONDS = 4.0
+PULL_IDLE_CEILING_SECONDS = 30.0
 PULL_CURSOR_OVERLAP = timedelta(seconds=30)  # noqa: F405

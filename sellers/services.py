@@ -42,6 +42,7 @@ from sellers.errors import (
     TokenRefreshUnavailable,
 )
 from sellers.models import ConnectionEvent, OAuthState, PlatformConnection, Seller
+from sellers.pull_schedule import pull_schedule_start
 from sellers.signals import connection_live
 
 logger = logging.getLogger(__name__)
@@ -235,6 +236,7 @@ def connection_grant_store(
             actor=actor,
             detail=_connected_detail(previous),
         )
+        pull_schedule_start(seller_id=seller.id)
         logger.info("seller %s connected (generation %s)", seller.id, connection.generation)
         transaction.on_commit(
             partial(connection_live.send, sender=PlatformConnection, connection=connection)

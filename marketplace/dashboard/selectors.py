@@ -9,20 +9,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db import connection as db_connection
 from django.db.models import (
     Count,
     F,
-    Min,
     OuterRef,
     Q,
     QuerySet,
     Value,
 )
 from django.db.models.functions import Coalesce, TruncHour
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from marketplace.dashboard.models import StaffAction
 from marketplace.db import count_subquery
@@ -193,35 +195,63 @@ def calls_per_hour(*, now: datetime, hours: int = CHART_HOURS) -> list[HourBucke
     return buckets
 
 
-# Every status but synced: the orders someone may have to act on. Few, however many
-# orders were synced, and read through the (status, next_attempt_at) index.
-ATTENTION_STATUSES = (
-    SyncStatus.PENDING,
-    SyncStatus.RETRYING,
-    SyncStatus.WAITING_FOR_CONNECTION,
-    SyncStatus.FAILED,
-)
-
-
 @dataclass(frozen=True)
-class SyncAttention:
-    counts: dict[str, int]
-    pushes_due: int
+class Attention:
+    """What staff act on, read live: each number through an index, bounded by what there
+    is to act on (never a count over every order or seller)."""
+
+    needs_reauth: int
+    failed: int
+    waiting_for_connection: int
     oldest_due_push_at: datetime | None
 
 
-def sync_attention_get(*, now: datetime) -> SyncAttention:
-    """Live counts of the not-yet-synced orders and the push lag, in one query."""
-    due = Q(status=SyncStatus.PENDING) | Q(status=SyncStatus.RETRYING, next_attempt_at__lte=now)
-    row = OrderSync.objects.filter(status__in=ATTENTION_STATUSES).aggregate(
-        **{status: Count("id", filter=Q(status=status)) for status in ATTENTION_STATUSES},
-        due=Count("id", filter=due),
-        oldest=Min("next_attempt_at", filter=due),
+# One statement of scalar subqueries (Postgres and SQLite): each an index probe or an
+# index-only count of a small set (dead letters: the partial index ordersync_failed_recent;
+# the others: ordersync_due and conn_state_idx). Names come from the models, values are
+# parameters.
+_ATTENTION_SQL = """
+SELECT
+  (SELECT COUNT(*) FROM {conn} WHERE state = %s),
+  (SELECT COUNT(*) FROM {sync} WHERE status = %s AND next_attempt_at IS NULL),
+  (SELECT COUNT(*) FROM {sync} WHERE status = %s),
+  (SELECT MIN(next_attempt_at) FROM {sync} WHERE status = %s),
+  (SELECT MIN(next_attempt_at) FROM {sync} WHERE status = %s AND next_attempt_at <= %s)
+"""
+
+
+def _moment(value: Any) -> datetime | None:
+    """A datetime as the raw cursor gives it (SQLite: text, naive UTC)."""
+    if value is None or isinstance(value, datetime):
+        return value
+    parsed = parse_datetime(str(value))
+    if parsed is not None and timezone.is_naive(parsed):
+        parsed = timezone.make_aware(parsed, UTC)
+    return parsed
+
+
+def attention_get(*, now: datetime) -> Attention:
+    """Live: sellers to reconnect, dead letters, orders waiting for a grant, push lag."""
+    sql = _ATTENTION_SQL.format(
+        conn=PlatformConnection._meta.db_table, sync=OrderSync._meta.db_table
     )
-    return SyncAttention(
-        counts={status: row[status] for status in ATTENTION_STATUSES},
-        pushes_due=row["due"],
-        oldest_due_push_at=row["oldest"],
+    params = [
+        ConnState.NEEDS_REAUTH,
+        SyncStatus.FAILED,
+        SyncStatus.WAITING_FOR_CONNECTION,
+        SyncStatus.PENDING,
+        SyncStatus.RETRYING,
+        db_connection.ops.adapt_datetimefield_value(now),
+    ]
+    with db_connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        needs_reauth, failed, waiting, oldest_pending, oldest_retry = cursor.fetchone()
+    due = [m for m in (_moment(oldest_pending), _moment(oldest_retry)) if m is not None]
+    return Attention(
+        needs_reauth=needs_reauth,
+        failed=failed,
+        waiting_for_connection=waiting,
+        oldest_due_push_at=min(due) if due else None,
     )
 
 
@@ -232,10 +262,20 @@ def overview_get(*, now: datetime) -> Overview:
     from marketplace.dashboard.activity import activity_current
 
     activity = activity_current(now=now)
-    connections, sellers_total = connection_tallies(connection_state_counts())
-    attention = sync_attention_get(now=now)
+    attention = attention_get(now=now)
+    # Whole-population tallies come from the snapshot (``activity_at``); the numbers staff
+    # act on replace theirs live.
+    connection_counts = {
+        **activity.connection_counts,
+        ConnState.NEEDS_REAUTH: attention.needs_reauth,
+    }
+    connections, sellers_total = connection_tallies(connection_counts)
+    live_sync: dict[str, int] = {
+        SyncStatus.FAILED: attention.failed,
+        SyncStatus.WAITING_FOR_CONNECTION: attention.waiting_for_connection,
+    }
     sync_counts = [
-        Tally(t.value, t.label, attention.counts.get(t.value, t.count), t.badge)
+        Tally(t.value, t.label, live_sync.get(t.value, t.count), t.badge)
         for t in activity.sync_counts
     ]
     return Overview(
@@ -250,7 +290,7 @@ def overview_get(*, now: datetime) -> Overview:
         failed_calls_24h=activity.failed_calls_24h,
         push_failures_24h=activity.push_failures_24h,
         activity_at=activity.computed_at,
-        pushes_due=attention.pushes_due,
+        pushes_due=activity.pushes_due,
         oldest_due_push_at=attention.oldest_due_push_at,
         oldest_pull_success_at=activity.oldest_pull_success_at,
         never_pulled=activity.never_pulled,
@@ -296,7 +336,9 @@ def seller_list(
     *, search: str = "", state: str = "", has_failures: bool = False, sort: str = "name"
 ) -> QuerySet[Seller]:
     """Sellers with their connection state, failed-push count, order count and last pull."""
-    sellers = Seller.objects.select_related("user", "connection", "pull_state").annotate(
+    sellers = Seller.objects.select_related(
+        "user", "connection", "pull_state", "pull_schedule"
+    ).annotate(
         conn_state=Coalesce(F("connection__state"), Value(ConnState.NOT_CONNECTED)),
         last_pull=F("pull_state__last_success_at"),
         failures=count_subquery(
@@ -320,7 +362,7 @@ def seller_list(
 
 def seller_get(*, seller_id: int) -> Seller | None:
     return (
-        Seller.objects.select_related("user", "connection", "pull_state")
+        Seller.objects.select_related("user", "connection", "pull_state", "pull_schedule")
         .filter(pk=seller_id)
         .first()
     )

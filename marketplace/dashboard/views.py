@@ -31,7 +31,7 @@ from marketplace.dashboard.models import StaffAction
 from marketplace.orders.models import Order, OrderSync
 from marketplace.orders.selectors import line_fulfillments
 from marketplace.returns import selectors as returns_selectors
-from sellers.models import PlatformConnection, Seller
+from sellers.models import PlatformConnection, PullSchedule, Seller
 
 PAGE_SIZE = 25
 _M = TypeVar("_M", bound=Model)
@@ -59,6 +59,13 @@ def _connection_of(seller: Seller) -> PlatformConnection | None:
     try:
         return seller.connection
     except PlatformConnection.DoesNotExist:
+        return None
+
+
+def _pull_schedule_of(seller: Seller) -> PullSchedule | None:
+    try:
+        return seller.pull_schedule  # read with the seller (select_related)
+    except PullSchedule.DoesNotExist:
         return None
 
 
@@ -128,6 +135,7 @@ def _seller_status_context(seller: Seller) -> dict:
         "seller": seller,
         "connection": _connection_of(seller),
         "pull_state": selectors.seller_pull_state(seller_id=seller.id),
+        "pull_schedule": _pull_schedule_of(seller),
         "sync_counts": selectors.sync_status_tallies(seller_id=seller.id),
         "now": timezone.now(),
     }

@@ -83,6 +83,16 @@ class Order(models.Model):
         indexes = [
             models.Index(fields=["state"], name="order_state"),
             models.Index(fields=["seller", "-created_at"], name="order_seller_recent"),
+            # "Has this seller open orders?" (the pull schedule asks after every pull): a
+            # partial index holds only unsettled orders, so the answer costs the same
+            # however many settled orders the seller has.
+            models.Index(
+                fields=["seller"],
+                condition=models.Q(
+                    state__in=[MarketplaceState.PENDING, MarketplaceState.AWAITING_SHIPMENT]
+                ),
+                name="order_open_by_seller",
+            ),
         ]
 
     def __str__(self) -> str:

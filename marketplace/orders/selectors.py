@@ -11,6 +11,7 @@ from django.db.models.functions import Coalesce
 
 from marketplace.db import count_subquery
 from marketplace.orders.models import (
+    MarketplaceState,
     Order,
     OrderLine,
     OrderSync,
@@ -126,3 +127,15 @@ def line_fulfillments(order: Order) -> list[LineFulfillment]:
         )
         for line in order.lines.all()
     ]
+
+
+# --- the pull schedule's "open work" rule ----------------------------------------------
+
+OPEN_ORDER_STATES = (MarketplaceState.PENDING, MarketplaceState.AWAITING_SHIPMENT)
+
+
+def seller_open_orders_reason(seller_id: int) -> str:
+    """ "open orders" while the seller has an unsettled order (their fulfillment may still
+    change), else "". Registered with ``sellers.pull_schedule`` (OrdersConfig.ready)."""
+    has_open = Order.objects.filter(seller_id=seller_id, state__in=OPEN_ORDER_STATES).exists()
+    return "open orders" if has_open else ""

@@ -17,6 +17,7 @@ from marketplace.settings.base import REDIS_URL, VAR_DIR, env
 from marketplace.settings.tuning import (
     EDRTS_SWEEP_SECONDS,
     FEED_INGEST_TIME_LIMIT,
+    PULL_FAN_OUT_EVERY_SECONDS,
     PULL_INTERVAL_SECONDS,
 )
 
@@ -105,14 +106,14 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
         "task": "sellers.tasks.refresh_token_expiry_sweep_task",
         "schedule": 3600.0,
     },
-    # Orders: re-enqueue due/lost pushes, pull every connected seller, prune the call log.
+    # Orders: re-enqueue due/lost pushes, queue the pulls that are due, prune the call log.
     "order-sync-sweep": {
         "task": "marketplace.orders.tasks.order_sync_sweep_task",
         "schedule": 30.0,
     },
     "seller-pull-fan-out": {
         "task": "marketplace.orders.tasks.seller_pull_fan_out_task",
-        "schedule": PULL_INTERVAL_SECONDS,
+        "schedule": PULL_FAN_OUT_EVERY_SECONDS,
     },
     # Returns and refunds: the outbox of their platform calls (also woken on commit), and
     # one returns/refunds pull per seller with something open.

@@ -70,8 +70,26 @@ PULL_PAGE_SIZE = 50
 PULL_CURSOR_OVERLAP = timedelta(minutes=2)  # re-read a little: clocks drift
 # One pull of a seller at a time; a crashed pull's claim lapses after this.
 PULL_LEASE_SECONDS = 300.0
-# How often beat pulls every connected seller (shipments reach buyers this late at most).
+# How often a seller with open work (unsettled orders, a recent change) is pulled
+# (shipments reach buyers this late at most).
 PULL_INTERVAL_SECONDS = env.float("PULL_INTERVAL_SECONDS", default=90.0)
+# A seller with nothing open is pulled less and less often: the interval doubles after
+# each pull that found nothing, up to this ceiling. Nothing can change for such a seller
+# that we would not hear of first (an order placed or changed here makes their pull due
+# again in the same transaction), so the ceiling is only a safety net; at 100 000 sellers
+# with 1 % active, 6 h keeps idle listings below the active ones (docs/benchmarks.md, P9).
+PULL_IDLE_CEILING_SECONDS = env.float("PULL_IDLE_CEILING_SECONDS", default=21600.0)
+# A failing pull is retried later and later (doubling from the interval) up to this.
+PULL_FAILURE_CEILING_SECONDS = 900.0
+# How often beat looks for due pulls. Each look takes the pulls due within half this
+# period, and the next pull counts from when the last was queued, so a seller with open
+# work is pulled every PULL_INTERVAL_SECONDS, not every interval plus a beat period. A
+# look that finds nothing due is one index probe.
+PULL_FAN_OUT_EVERY_SECONDS = min(15.0, PULL_INTERVAL_SECONDS / 4)
+# The fan-out claims due sellers this many at a time (one statement per batch), at most
+# PULL_FAN_OUT_MAX_BATCHES batches a tick; the rest stay due for the next tick.
+PULL_FAN_OUT_BATCH = 500
+PULL_FAN_OUT_MAX_BATCHES = 40
 # A seller's own "Pull now" (portal) works once per this many seconds per seller: one pull
 # reads every order the seller changed, so more often only loads the platform (and the
 # seller's rate limit there) for nothing; staff's button is not limited.

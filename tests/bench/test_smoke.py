@@ -49,7 +49,7 @@ def test_bench_smoke_runs_every_benchmark_and_writes_results(tmp_path: Path) -> 
     assert completed.returncode == 0, completed.stdout[-4000:] + completed.stderr[-4000:]
     results = json.loads(output.read_text())
     assert results["run"]["failed"] == []
-    assert {"machine", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8"} <= results.keys()
+    assert {"machine", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9"} <= results.keys()
     assert {"requests_small", "requests_large", "time_ratio"} <= results["p7"].keys()
     assert results["p7"]["requests_small"] == results["p7"]["requests_large"]
     assert {"baseline_orders_per_s", "worker_orders_per_s", "ratio"} <= results["p1"].keys()
@@ -74,6 +74,11 @@ def test_bench_smoke_runs_every_benchmark_and_writes_results(tmp_path: Path) -> 
     assert {"p50_s", "p95_s", "max_s", "requests", "records_per_request"} <= results["p8"].keys()
     assert results["p8"]["processed"] == results["p8"]["changes"]
     assert results["p8"]["violations"] == 0
+    p9 = results["p9"]
+    assert {"listing_requests_per_min", "freshness_p95_s", "fan_out_ratio"} <= p9.keys()
+    # Only the due sellers are pulled: far fewer listings than one per seller per interval.
+    assert p9["listing_requests_per_min"] < p9["listing_requests_per_min_before"] / 2
+    assert p9["large"]["shipments_seen"] > 0
     assert "Results:" in completed.stdout
 
 

@@ -65,6 +65,15 @@ def age(value: datetime | None) -> str:
 
 
 @register.filter
+def due_in(value: datetime | None) -> str:
+    """When a scheduled thing is due: "due now" once its time has come, else "in 5 min"."""
+    if not isinstance(value, datetime):
+        return "not scheduled"
+    delta = value - timezone.now()
+    return f"in {duration(delta)}" if delta.total_seconds() > 0 else "due now"
+
+
+@register.filter
 def web_url(value: str) -> str:
     """The URL if it is an http(s) link, else "": a seller-supplied tracking URL must never
     become a ``javascript:`` link on our pages."""

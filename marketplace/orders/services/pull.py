@@ -26,6 +26,13 @@ change. A seller whose pulls keep failing shows on the dashboard
 
 Per seller, one pull at a time: a lease on the seller's ``SellerPullState`` row, taken
 with a conditional UPDATE (no lock held during HTTP).
+
+When
+----
+Each seller's next pull is a row (``sellers.PullSchedule``): a pull ends by scheduling
+the next from what it found (``sellers.pull_schedule``: open work → the interval, idle →
+a doubling wait up to a ceiling, failing → a bounded backoff), and beat's fan-out queues
+only the sellers that are due, claimed through the index in bounded batches.
 """
 
 from __future__ import annotations
@@ -57,6 +64,11 @@ from marketplace.platform.errors import PlatformError, PlatformRateLimited, Plat
 from marketplace.platform.order_source import OrderSourceClient
 from sellers.errors import SellerConnectionError
 from sellers.models import PlatformConnection
+from sellers.pull_schedule import (
+    open_work_reasons,
+    pull_schedule_after_pull,
+    pull_schedule_claim_due,
+)
 from sellers.token_source import order_client_for
 
 logger = logging.getLogger(__name__)
@@ -196,13 +208,16 @@ def _with_retries(call: Callable[[], T], result: PullResult) -> T:
 def seller_pull(*, seller_id: int) -> PullResult:
     """Pull one seller's changed fulfillments (skipped if a pull of this seller runs)."""
     result = PullResult(seller_id=seller_id)
+    started = timezone.now()
     connection = PlatformConnection.objects.filter(seller_id=seller_id).first()
     if connection is None or not connection.is_live:
         result.error = "not connected"
+        # Off the schedule until a reconnect (sellers.services makes it due again).
+        pull_schedule_after_pull(seller_id=seller_id, connected=False)
         return result
     claim = _pull_claim(seller_id=seller_id)
     if claim is None:
-        return result
+        return result  # another pull of this seller runs; it schedules the next one
     result.ran = True
     client = order_client_for(connection, hold_wait=settings.PULL_HOLD_MAX_WAIT)
     try:
@@ -214,7 +229,24 @@ def seller_pull(*, seller_id: int) -> PullResult:
         logger.warning("pull of seller %s stopped: %s", seller_id, result.error)
     finally:
         _pull_release(seller_id=seller_id, token=claim.token, result=result)
+        pull_schedule_after_pull(
+            seller_id=seller_id,
+            failed=bool(result.error),
+            reasons=_open_work(result),
+            started_at=started,
+        )
     return result
+
+
+def _open_work(result: PullResult) -> list[str]:
+    """Why the seller's next pull should come soon: the registered rules (open orders;
+    returns and refunds add theirs) and what this pull itself saw."""
+    reasons = open_work_reasons(seller_id=result.seller_id)
+    if result.changed:
+        reasons.append("recent change")
+    if result.failed_orders:
+        reasons.append("orders to read again")
+    return reasons
 
 
 def _pull_retry_orders(
@@ -428,15 +460,26 @@ def _report_pending_problems(client: OrderSourceClient, seller_id: int, limit: i
     return sum(order_problems_report(order_id=order_id, client=client) for order_id in order_ids)
 
 
-def sellers_pull_fan_out() -> list[int]:
-    """Queue one pull per connected seller; returns their ids."""
+def sellers_pull_fan_out(*, batch: int | None = None, max_batches: int | None = None) -> list[int]:
+    """Queue one pull per *due* seller; returns their ids.
+
+    Due sellers are claimed through ``next_pull_at``'s index in batches of ``batch`` (one
+    statement each, which moves them to a lease), at most ``max_batches`` a tick: the cost
+    follows the sellers due, never the sellers connected. What is left stays due, oldest
+    first, for the next tick.
+    """
     from marketplace.orders.tasks import seller_pull_task
 
-    seller_ids = list(
-        PlatformConnection.objects.filter(state=PlatformConnection.State.CONNECTED)
-        .order_by("seller_id")
-        .values_list("seller_id", flat=True)
-    )
-    for seller_id in seller_ids:
-        transaction.on_commit(partial(seller_pull_task.delay, seller_id))
-    return seller_ids
+    batch = batch or settings.PULL_FAN_OUT_BATCH
+    max_batches = max_batches or settings.PULL_FAN_OUT_MAX_BATCHES
+    queued: list[int] = []
+    for _ in range(max_batches):
+        seller_ids = pull_schedule_claim_due(
+            limit=batch, ahead_seconds=settings.PULL_FAN_OUT_EVERY_SECONDS / 2
+        )
+        for seller_id in seller_ids:
+            transaction.on_commit(partial(seller_pull_task.delay, seller_id))
+        queued += seller_ids
+        if len(seller_ids) < batch:
+            break
+    return queued

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from marketplace.orders.models import SellerPullState
 from sellers.models import PlatformConnection, Seller
+from sellers.pull_schedule import pull_schedule_pull_now
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,8 @@ def seller_pull_queue(*, seller: Seller) -> PullQueued:
     if connection is None or not connection.is_live:
         return PullQueued(False, "Not pulled: the platform connection is not live.")
     requested = timezone.now()
+    # The schedule holds the lease (the next beat does not queue it again) and says why.
+    pull_schedule_pull_now(seller_id=seller.id, now=requested)
     transaction.on_commit(lambda: seller_pull_task.delay(seller.id))
     state = SellerPullState.objects.filter(seller=seller).first()
     if state is not None and state.last_finished_at and state.last_finished_at >= requested:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from marketplace.orders.models import (
     LineCancellation,
@@ -24,6 +25,7 @@ from marketplace.orders.models import (
     ValidationProblem,
 )
 from marketplace.orders.services.pull import sellers_pull_fan_out
+from sellers.models import PullSchedule
 from tests.app_fixtures import PLATFORM_SELLER, Platform
 from tests.marketplace.conftest import order_body, wait_for
 from tests.sandbox.orders_v2.v2_client import SellerApi
@@ -67,9 +69,15 @@ def place(api: Client, number: str) -> None:
     assert response.status_code in (200, 201), response.content
 
 
+def fan_out_now() -> list[int]:
+    """Beat's fan-out, with every scheduled pull made due (as if an interval had passed)."""
+    PullSchedule.objects.exclude(next_pull_at=None).update(next_pull_at=timezone.now())
+    return sellers_pull_fan_out()
+
+
 def settled(number: str) -> bool:
     """Pull (beat's job here) and tell whether the order is final and synced."""
-    sellers_pull_fan_out()
+    fan_out_now()
     order = Order.objects.filter(mp_order_number=number).select_related("sync").first()
     return bool(
         order
@@ -193,7 +201,7 @@ def _package(line_id: str, quantity: int, tracking_number: str) -> dict:
 
 
 def _reported_problem(number: str) -> ValidationProblem | None:
-    sellers_pull_fan_out()
+    fan_out_now()
     return ValidationProblem.objects.filter(
         order__mp_order_number=number, reported_at__isnull=False
     ).first()
@@ -256,7 +264,7 @@ def _closed(v2_seller: Platform, connected_seller: Any, number: str, tracking: s
     assert all(number in page for number in tracking)
     assert v2_seller.order(number)["marketplace_state"] == "SHIPPED"
     # Pulling again changes nothing: no second report, no second settlement.
-    sellers_pull_fan_out()
+    fan_out_now()
     assert len(v2_seller.order(number)["errors"]) == 1
     assert SyncEvent.objects.filter(order=order, kind=SyncEvent.Kind.SETTLED).count() == 1
 
@@ -276,7 +284,7 @@ def test_a_bad_package_deleted_through_v2_is_removed_and_its_replacement_settles
     erp.ok("DELETE", f"/orders/{v2['id']}/fulfillments/{bad['id']}")
 
     def removed() -> bool:
-        sellers_pull_fan_out()
+        fan_out_now()
         return not Shipment.objects.filter(
             line__order__mp_order_number="MP-V2-DEL", tracking_number=BAD_UPS
         ).exists()

@@ -1,0 +1,270 @@
+"""P9 — pull capacity on a simulated clock: 100 000 connected sellers, 1 % with open orders.
+
+What runs for real: the fan-out (``sellers_pull_fan_out``: due sellers claimed through
+``next_pull_at``'s index in bounded batches, one message per due seller, here recorded
+instead of sent), the "open work" rule (``open_work_reasons``: one query on the partial
+index of unsettled orders) and the schedule update after each pull
+(``pull_schedule_after_pull``), against Postgres (or SQLite) with every row in place.
+
+What is simulated: the clock (``timezone.now`` follows it, stepping by beat's period
+``PULL_FAN_OUT_EVERY_SECONDS`` through one hour), and the pull itself: each pulled
+seller costs one platform listing request and sees every shipment made at the platform
+before it. Shipments appear at random times, only for sellers with open orders (about
+one per open seller per ``SHIP_EVERY`` seconds); freshness is the simulated time from a
+shipment to the pull that sees it.
+
+The start is the steady state: idle sellers spread over their ceiling wait (they backed
+off long ago), sellers with open work spread over one interval. Both sizes have the same
+sellers with open work (1 % of the large size), so the fan-out's per-tick time compares
+populations at equal activity.
+
+Reported: listing requests per minute (goal: at most 2 x the open sellers' pulls per
+minute, i.e. 2 x open / interval), freshness p50/p95 (goal: p95 <= one interval) and the
+fan-out's wall time per tick, 100k vs 10k connected (goal <= 1.2x). The goal's tick
+finds the same number of sellers due at both sizes (a beat period's share of the open
+sellers, median of 15); the simulated hour's own ticks are reported too, but they also
+hold the idle sellers whose ceiling wait ran out, and those are 10x as many at 100k.
+"""
+
+from __future__ import annotations
+
+import bisect
+import random
+import statistics
+import time
+from datetime import datetime, timedelta
+from typing import Any
+from unittest import mock
+
+from bench.harness import BenchEnvironment, bulk_insert, log, orders_insert, sellers_create
+
+SHIP_EVERY = 600.0  # seconds between an open seller's shipments, on average
+
+
+class _Clock:
+    def __init__(self, start: datetime) -> None:
+        self.now = start
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def _populate(*, sellers: int, open_sellers: int, start: datetime, rng: random.Random) -> list[int]:
+    """Sellers, their schedules (steady state) and one open order per open seller, plus
+    settled history (one shipped order per ten sellers). Returns the open sellers' ids."""
+    from django.conf import settings
+    from django.db import connection
+
+    from sellers.models import PullSchedule
+    from sellers.pull_schedule import idle_wait
+
+    rows = sellers_create(count=sellers, prefix=f"p9-{sellers}")
+    ids = [s.id for s in rows]
+    open_ids = sorted(rng.sample(ids, open_sellers))
+    opened = set(open_ids)
+    interval = settings.PULL_INTERVAL_SECONDS
+    ceiling = settings.PULL_IDLE_CEILING_SECONDS
+    steps = next(k for k in range(1, 64) if idle_wait(k) >= ceiling)
+    bulk_insert(
+        PullSchedule,
+        (
+            {
+                "seller_id": sid,
+                "next_pull_at": start + timedelta(seconds=rng.uniform(0, interval))
+                if sid in opened
+                else start + timedelta(seconds=rng.uniform(0, ceiling)),
+                "reason": "open orders" if sid in opened else "idle",
+                "idle_steps": 0 if sid in opened else steps,
+            }
+            for sid in ids
+        ),
+    )
+    orders_insert(
+        seller_ids=open_ids, count=open_sellers, prefix=f"P9O-{sellers}", lines_per_order=1
+    )
+    orders_insert(
+        seller_ids=ids[::10],
+        count=len(ids[::10]),
+        prefix=f"P9S-{sellers}",
+        state="SHIPPED",
+        lines_per_order=1,
+        sync_status="synced",
+    )
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
+    return open_ids
+
+
+def _simulate(
+    *, open_ids: list[int], start: datetime, minutes: int, rng: random.Random
+) -> dict[str, Any]:
+    from django.conf import settings
+
+    from marketplace.orders import tasks
+    from marketplace.orders.services.pull import sellers_pull_fan_out
+    from sellers.pull_schedule import open_work_reasons, pull_schedule_after_pull
+
+    period = settings.PULL_FAN_OUT_EVERY_SECONDS
+    horizon = minutes * 60.0
+    # Shipments at the platform: per open seller, sorted simulated seconds from the start,
+    # made early enough to be seen within the hour.
+    shipments: dict[int, list[float]] = {}
+    for sid in open_ids:
+        times, t = [], rng.expovariate(1 / SHIP_EVERY)
+        while t < horizon - settings.PULL_INTERVAL_SECONDS:
+            times.append(t)
+            t += rng.expovariate(1 / SHIP_EVERY)
+        shipments[sid] = times
+    seen_upto = dict.fromkeys(open_ids, 0)
+    freshness: list[float] = []
+    listing_requests = 0
+    tick_seconds: list[float] = []
+    due_per_tick: list[int] = []
+    queued: list[int] = []
+    clock = _Clock(start)
+    with (
+        mock.patch("django.utils.timezone.now", clock),
+        mock.patch.object(tasks.seller_pull_task, "delay", queued.append),
+    ):
+        elapsed = 0.0
+        while elapsed < horizon:
+            clock.now = start + timedelta(seconds=elapsed)
+            queued.clear()
+            began = time.perf_counter()
+            sellers_pull_fan_out()
+            tick_seconds.append(time.perf_counter() - began)
+            due_per_tick.append(len(queued))
+            for sid in list(queued):
+                listing_requests += 1
+                times = shipments.get(sid)
+                if times:
+                    upto = bisect.bisect_right(times, elapsed)
+                    freshness.extend(elapsed - t for t in times[seen_upto[sid] : upto])
+                    seen_upto[sid] = upto
+                pull_schedule_after_pull(
+                    seller_id=sid,
+                    reasons=open_work_reasons(seller_id=sid),
+                    started_at=clock.now,
+                )
+            elapsed += period
+    made = sum(len(t) for t in shipments.values())
+    freshness.sort()
+
+    def pct(p: float) -> float:
+        if not freshness:
+            return 0.0
+        return round(freshness[min(len(freshness) - 1, int(p * len(freshness)))], 1)
+
+    return {
+        "ticks": len(tick_seconds),
+        "listing_requests": listing_requests,
+        "listing_requests_per_min": round(listing_requests / minutes, 1),
+        "shipments": made,
+        "shipments_seen": len(freshness),
+        "freshness_p50_s": pct(0.50),
+        "freshness_p95_s": pct(0.95),
+        "freshness_max_s": round(freshness[-1], 1) if freshness else 0.0,
+        "due_per_tick_median": statistics.median(due_per_tick),
+        "fan_out_ms_median": round(statistics.median(tick_seconds) * 1000, 2),
+        "fan_out_ms_p95": round(sorted(tick_seconds)[int(0.95 * len(tick_seconds))] * 1000, 2),
+    }
+
+
+def _fan_out_with_due(*, due: int, at: datetime, repeat: int, rng: random.Random) -> float:
+    """Median wall ms of one fan-out tick that finds exactly ``due`` sellers due (a fresh
+    random sample each time, every other seller due later): the population alone varies."""
+    from marketplace.orders import tasks
+    from marketplace.orders.services.pull import sellers_pull_fan_out
+    from sellers.models import PullSchedule
+
+    ids = list(PullSchedule.objects.values_list("seller_id", flat=True))
+    samples = []
+    queued: list[int] = []
+    for i in range(repeat):
+        moment = at + timedelta(seconds=i)  # leases (300 s) never lapse in between
+        chosen = rng.sample(ids, due)
+        PullSchedule.objects.filter(seller_id__in=chosen).update(next_pull_at=moment)
+        queued.clear()
+        with (
+            mock.patch("django.utils.timezone.now", lambda m=moment: m),
+            mock.patch.object(tasks.seller_pull_task, "delay", queued.append),
+        ):
+            began = time.perf_counter()
+            sellers_pull_fan_out()
+            samples.append(time.perf_counter() - began)
+        if sorted(queued) != sorted(chosen):
+            raise RuntimeError(f"fan-out queued {len(queued)} sellers, {due} were due")
+    return round(statistics.median(samples) * 1000, 2)
+
+
+def run(
+    env: BenchEnvironment,
+    *,
+    small: int = 10_000,
+    large: int = 100_000,
+    open_share: float = 0.01,
+    minutes: int = 60,
+) -> dict[str, Any]:
+    from django.conf import settings
+    from django.utils import timezone
+
+    open_sellers = max(1, int(large * open_share))
+    # A tick's worth at the large size: the open sellers' share of one beat period.
+    equal_due = max(1, int(open_sellers * settings.PULL_FAN_OUT_EVERY_SECONDS / 60))
+    measured: dict[str, Any] = {}
+    for label, sellers in (("small", small), ("large", large)):
+        env.flush()
+        rng = random.Random(9)
+        start = timezone.now().replace(microsecond=0) + timedelta(days=1)
+        log(f"P9 generating {sellers} connected sellers, {open_sellers} with open orders")
+        began = time.perf_counter()
+        open_ids = _populate(sellers=sellers, open_sellers=open_sellers, start=start, rng=rng)
+        generated = time.perf_counter() - began
+        log(f"P9 generated in {generated:.0f}s; simulating {minutes} min")
+        began = time.perf_counter()
+        figures = _simulate(open_ids=open_ids, start=start, minutes=minutes, rng=rng)
+        figures["sellers"] = sellers
+        figures["generation_seconds"] = round(generated, 1)
+        figures["simulation_seconds"] = round(time.perf_counter() - began, 1)
+        # Every schedule is now later than the simulated hour's start: a day before it,
+        # exactly ``equal_due`` sellers are made due, whatever the population.
+        figures["fan_out_ms_equal_due"] = _fan_out_with_due(
+            due=equal_due, at=start - timedelta(days=1), repeat=15, rng=rng
+        )
+        measured[label] = figures
+        log(
+            f"P9 {sellers}: {figures['listing_requests_per_min']} listings/min, freshness "
+            f"p95 {figures['freshness_p95_s']} s, fan-out {figures['fan_out_ms_median']} ms/tick"
+        )
+    interval = settings.PULL_INTERVAL_SECONDS
+    budget = round(2 * open_sellers * 60 / interval, 1)
+    large_f, small_f = measured["large"], measured["small"]
+    ratio = round(large_f["fan_out_ms_equal_due"] / max(small_f["fan_out_ms_equal_due"], 1e-3), 2)
+    tick_ratio = round(large_f["fan_out_ms_median"] / max(small_f["fan_out_ms_median"], 1e-3), 2)
+    result: dict[str, Any] = {
+        "database": env.vendor,
+        "minutes": minutes,
+        "open_sellers": open_sellers,
+        "interval_s": interval,
+        "beat_every_s": settings.PULL_FAN_OUT_EVERY_SECONDS,
+        "idle_ceiling_s": settings.PULL_IDLE_CEILING_SECONDS,
+        "fan_out_batch": settings.PULL_FAN_OUT_BATCH,
+        "small": small_f,
+        "large": large_f,
+        "listing_requests_per_min": large_f["listing_requests_per_min"],
+        "listing_budget_per_min": budget,
+        "freshness_p50_s": large_f["freshness_p50_s"],
+        "freshness_p95_s": large_f["freshness_p95_s"],
+        "fan_out_equal_due": equal_due,
+        "fan_out_ratio": ratio,
+        "fan_out_tick_ratio": tick_ratio,
+        # Before this schedule: every connected seller listed every interval.
+        "listing_requests_per_min_before": round(large * 60 / interval, 1),
+    }
+    result["goal_met"] = (
+        large_f["listing_requests_per_min"] <= budget
+        and large_f["freshness_p95_s"] <= interval
+        and ratio <= 1.2
+    )
+    return result
