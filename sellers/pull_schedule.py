@@ -48,6 +48,23 @@ def open_work_check_register(name: str, check: OpenWorkCheck) -> None:
     _open_work_checks[name] = check
 
 
+# More work a seller's pull brings along (returns and refunds register theirs): called
+# after each pull that reached the platform, so it follows the same schedule and never
+# needs a fan-out over every seller of its own.
+AfterPull = Callable[[int], None]
+_after_pull: dict[str, AfterPull] = {}
+
+
+def after_pull_register(name: str, step: AfterPull) -> None:
+    """Add a step run after a seller's successful pull (idempotent by ``name``)."""
+    _after_pull[name] = step
+
+
+def after_pull_run(*, seller_id: int) -> None:
+    for step in _after_pull.values():
+        step(seller_id)
+
+
 def open_work_reasons(*, seller_id: int) -> list[str]:
     """Why ``seller_id`` should be pulled at the short interval (empty: nothing is open).
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from marketplace.returns.services.pull import seller_returns_pull, sellers_returns_pull_fan_out
+from marketplace.returns.services.pull import seller_returns_pull
 from marketplace.returns.services.steps import return_steps_drain
 
 
@@ -19,8 +19,3 @@ def return_steps_drain_task() -> int:
 def seller_returns_pull_task(seller_id: int) -> dict:
     result = seller_returns_pull(seller_id=seller_id)
     return {"seller_id": seller_id, "ran": result.ran, "error": result.error}
-
-
-@shared_task(acks_late=True, ignore_result=True)
-def seller_returns_pull_fan_out_task() -> int:
-    return len(sellers_returns_pull_fan_out())

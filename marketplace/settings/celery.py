@@ -18,7 +18,6 @@ from marketplace.settings.tuning import (
     EDRTS_SWEEP_SECONDS,
     FEED_INGEST_TIME_LIMIT,
     PULL_FAN_OUT_EVERY_SECONDS,
-    PULL_INTERVAL_SECONDS,
 )
 
 # The database is the truth for pending work; the broker only wakes workers, and beat
@@ -115,15 +114,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
         "task": "marketplace.orders.tasks.seller_pull_fan_out_task",
         "schedule": PULL_FAN_OUT_EVERY_SECONDS,
     },
-    # Returns and refunds: the outbox of their platform calls (also woken on commit), and
-    # one returns/refunds pull per seller with something open.
+    # Returns and refunds: the outbox of their platform calls (also woken on commit). Their
+    # pull rides on each seller's scheduled pull (marketplace/returns/pull_hooks.py).
     "return-steps-drain": {
         "task": "marketplace.returns.tasks.return_steps_drain_task",
         "schedule": 30.0,
-    },
-    "seller-returns-pull-fan-out": {
-        "task": "marketplace.returns.tasks.seller_returns_pull_fan_out_task",
-        "schedule": PULL_INTERVAL_SECONDS,
     },
     "dashboard-activity-snapshot": {
         "task": "marketplace.dashboard.tasks.activity_snapshot_task",

@@ -65,6 +65,7 @@ from marketplace.platform.order_source import OrderSourceClient
 from sellers.errors import SellerConnectionError
 from sellers.models import PlatformConnection
 from sellers.pull_schedule import (
+    after_pull_run,
     open_work_reasons,
     pull_schedule_after_pull,
     pull_schedule_claim_due,
@@ -235,6 +236,8 @@ def seller_pull(*, seller_id: int) -> PullResult:
             reasons=_open_work(result),
             started_at=started,
         )
+    if not result.error:
+        after_pull_run(seller_id=seller_id)  # returns and refunds: their own listing
     return result
 
 

@@ -384,7 +384,10 @@ def _refund_line(
 
 
 def sellers_returns_pull_fan_out() -> list[int]:
-    """Queue a returns pull for each connected seller with something open."""
+    """Queue a returns pull for each connected seller with something open, at once.
+
+    Not on beat (the pull schedule brings returns along, ``pull_hooks.py``): a one-off
+    catch-up for operators, the soak and tests."""
     from functools import partial
 
     from marketplace.returns.selectors import sellers_with_open_returns_or_refunds

@@ -161,3 +161,57 @@ def test_the_fan_out_queues_only_connected_sellers_with_something_open(
     assert sellers == [active.seller_id]
     assert queued == [active.seller_id]
     assert gone.seller_id not in queued
+
+
+def test_returns_ride_on_the_sellers_pull_schedule(
+    monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from marketplace.returns import tasks
+    from marketplace.returns.pull_hooks import returns_after_pull
+    from sellers.models import PullSchedule
+    from sellers.pull_schedule import open_work_reasons
+
+    queued: list[int] = []
+    monkeypatch.setattr(tasks.seller_returns_pull_task, "delay", queued.append)
+    order = shipped_order()
+    # Given a seller backed off for hours, nothing open but a shipped order
+    later = timezone.now() + timedelta(hours=3)
+    PullSchedule.objects.update_or_create(
+        seller_id=order.seller_id, defaults={"next_pull_at": later, "reason": "idle"}
+    )
+    assert "open returns" not in open_work_reasons(seller_id=order.seller_id)
+    # When the buyer's return is placed through intake
+    data = ReturnIn.model_validate(
+        {"mp_return_number": "R-1", "reason": "broken", "return_lines": [
+            {"mp_line_number": "1", "quantity": 1}]}
+    )  # fmt: skip
+    return_create(mp_order_number=order.mp_order_number, data=data)
+    # Then the seller is due within the short interval, the return being open work
+    schedule = PullSchedule.objects.get(seller_id=order.seller_id)
+    assert schedule.next_pull_at < later - timedelta(hours=2)
+    assert schedule.reason == "return placed"
+    assert open_work_reasons(seller_id=order.seller_id) == ["open returns"]
+    # and the seller's next pull lists their returns and refunds (no fan-out of its own)
+    with django_capture_on_commit_callbacks(execute=True):
+        returns_after_pull(order.seller_id)
+    assert queued == [order.seller_id]
+
+
+def test_a_seller_with_nothing_returnable_gets_no_returns_pull(
+    monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+) -> None:
+    from marketplace.returns import tasks
+    from marketplace.returns.pull_hooks import returns_after_pull
+
+    queued: list[int] = []
+    monkeypatch.setattr(tasks.seller_returns_pull_task, "delay", queued.append)
+    seller = SellerFactory()
+    PlatformConnectionFactory(seller=seller)
+    OrderFactory(seller=seller, state="PENDING")
+    with django_capture_on_commit_callbacks(execute=True):
+        returns_after_pull(seller.pk)
+    assert queued == []
