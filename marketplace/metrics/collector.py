@@ -138,10 +138,10 @@ class DatabaseCollector:
         pulls = readings.pulls_read(now=now)
         yield GaugeHistogramMetricFamily(
             "marketplace_pull_lag_seconds",
-            "Connected sellers by seconds since their last successful pull (since they "
-            "connected, if never pulled): le is the upper bound, counts are cumulative, "
-            "+Inf is every connected seller. A gauge histogram of the sellers now, not of "
-            "events.",
+            "Connected sellers by how many seconds their scheduled pull is overdue (0 for "
+            "a pull not yet due, e.g. an idle seller backed off; since they connected, if "
+            "never scheduled): le is the upper bound, counts are cumulative, +Inf is every "
+            "connected seller. A gauge histogram of the sellers now, not of events.",
             buckets=[
                 *((floatToGoString(bound), count) for bound, count in pulls.buckets),
                 ("+Inf", pulls.connected),

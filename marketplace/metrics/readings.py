@@ -7,8 +7,8 @@ an index, and its cost follows what is pending, recent or connected, never the h
 (synced orders, old calls and old feed runs are not read). A scrape makes a fixed number
 of queries whatever the data size.
 
-The hooks at the end are the places for what other work adds (EDRTS's status outbox,
-returns and refunds, the pull schedule): each says what to return.
+The readings at the end cover the other outboxes (EDRTS's status outbox, the returns
+and refunds steps) and their dead letters.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from django.db.models import (
     When,
 )
 from django.db.models.expressions import Combinable
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, Greatest
 
 from marketplace.catalog.models import FeedRun, PlatformApiAccess, StatusChange, StatusSync
 from marketplace.orders.models import OrderSync
@@ -122,20 +122,15 @@ def grants_read(*, now: datetime) -> Grants:
 
 
 def pull_lag_reference() -> tuple[Q, Combinable]:
-    """Which connections a pull lag is measured for, and from when.
-
-    THE SWITCH FOR THE PULL SCHEDULE. Today every connected seller is pulled every
-    ``PULL_INTERVAL_SECONDS``, so a seller's lag is the time since its last successful
-    pull (since it connected, when it has never been pulled). Once each seller has a
-    schedule row with ``next_pull_at``, an idle seller is rightly left alone for up to the
-    back-off ceiling, and the lag that matters is how overdue its pull is: return the
-    same filter and ``F("seller__pull_schedule__next_pull_at")`` (whatever the relation
-    is named) instead. A moment in the future counts in every bucket (not late at all);
-    clamp the sum's difference at 0 then (``Greatest``), or not-yet-due sellers lower it.
-    """
+    """Which connections a pull lag is measured for, and from when: how overdue each
+    connected seller's scheduled pull is (``PullSchedule.next_pull_at``; since it
+    connected when it has no schedule row). An idle seller backed off for hours is not
+    late (its next pull is in the future: every bucket holds it, its lag counts 0); a
+    seller whose due pull did not happen is, whatever its schedule. A queued pull's
+    moment is its lease's end, so a lost message shows once the lease runs out."""
     return (
         Q(state=ConnState.CONNECTED),
-        Coalesce("seller__pull_state__last_success_at", "connected_at"),
+        Coalesce("seller__pull_schedule__next_pull_at", "connected_at"),
     )
 
 
@@ -158,7 +153,10 @@ def pulls_read(*, now: datetime) -> Pulls:
         .aggregate(
             connected=Count("id"),
             lag_sum=Sum(
-                ExpressionWrapper(Value(now) - F("lag_from"), output_field=DurationField())
+                Greatest(
+                    ExpressionWrapper(Value(now) - F("lag_from"), output_field=DurationField()),
+                    Value(timedelta(0), output_field=DurationField()),
+                )
             ),
             failing=Count(
                 "id",
@@ -181,8 +179,7 @@ def pulls_read(*, now: datetime) -> Pulls:
 # --- platform calls ------------------------------------------------------------------------
 
 # The API group of a call, from its logged path (relative to the group's base; the token
-# endpoint's is its whole path). Order matters: the first match wins. EDRTS's calls count
-# as "other" until their path prefix is added here.
+# endpoint's is its whole path). Order matters: the first match wins.
 CALL_GROUPS: tuple[tuple[str, Q], ...] = (
     ("oauth", Q(path__endswith="/access_token")),
     (
@@ -321,7 +318,7 @@ def api_access_needs_sign_in() -> bool:
     return state == PlatformApiAccess.State.NEEDS_SIGN_IN
 
 
-# --- hooks for work in progress elsewhere --------------------------------------------------
+# --- the other outboxes: EDRTS statuses, return and refund steps ----------------------------
 
 
 @dataclass(frozen=True)
@@ -354,7 +351,7 @@ def refunds_waiting(*, now: datetime) -> Waiting | None:
 
 
 def more_dead_letters(*, now: datetime) -> dict[str, int]:
-    """HOOK (returns, refunds, EDRTS): dead letters of other kinds ({kind: count}, e.g.
+    """Dead letters of other kinds ({kind: count}, e.g.
     ``{"refund": 2}``), reported beside the order pushes' as
     ``marketplace_dead_letters{kind=...}``; one aggregate per outbox.
 

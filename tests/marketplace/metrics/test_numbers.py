@@ -19,6 +19,7 @@ from marketplace.metrics.views import exposition
 from marketplace.orders.models import OrderSync
 from marketplace.platform.models import HolderEmbargo, PlatformCall
 from marketplace.returns.models import PlatformStep
+from sellers.models import PullSchedule
 from tests.factories import OrderFactory, PlatformConnectionFactory, SellerPullStateFactory
 from tests.marketplace.dashboard.builders import build_world
 
@@ -57,7 +58,11 @@ def test_the_numbers_after_a_small_flow_are_right(client: Client) -> None:
     # Given sellers in every situation an operator alerts on
     fresh = PlatformConnectionFactory(refresh_token_expires_at=now + timedelta(days=5))
     SellerPullStateFactory(seller=fresh.seller, last_success_at=now - timedelta(seconds=30))
+    # idle and backed off: its next pull is in 20 minutes, so it is not late at all
+    PullSchedule.objects.create(seller=fresh.seller, next_pull_at=now + timedelta(minutes=20))
     failing = PlatformConnectionFactory()
+    # its pull was due two hours ago
+    PullSchedule.objects.create(seller=failing.seller, next_pull_at=now - timedelta(hours=2))
     SellerPullStateFactory(
         seller=failing.seller,
         last_success_at=now - timedelta(hours=2),
@@ -169,13 +174,13 @@ def test_the_numbers_after_a_small_flow_are_right(client: Client) -> None:
     assert value(samples, "marketplace_refresh_tokens_expiring", within_days="14") == 2
 
     lag = "marketplace_pull_lag_seconds_bucket"
-    assert value(samples, lag, le="60.0") == 1  # pulled 30 s ago
+    assert value(samples, lag, le="60.0") == 1  # not due yet: 0 s overdue
     assert value(samples, lag, le="3600.0") == 1
-    assert value(samples, lag, le="21600.0") == 2  # + failing: 2 h ago
-    assert value(samples, lag, le="86400.0") == 2  # never pulled: connected 3 days ago
+    assert value(samples, lag, le="21600.0") == 2  # + failing: due 2 h ago
+    assert value(samples, lag, le="86400.0") == 2  # never scheduled: connected 3 days ago
     assert value(samples, lag, le="+Inf") == 3
     assert value(samples, "marketplace_pull_lag_seconds_gcount") == 3
-    expected_sum = 30 + 2 * 3600 + 3 * 86400
+    expected_sum = 0 + 2 * 3600 + 3 * 86400
     assert expected_sum <= value(samples, "marketplace_pull_lag_seconds_gsum") < expected_sum + 60
     assert value(samples, "marketplace_sellers_pulls_failing") == 1  # not the re-auth one
 
