@@ -39,6 +39,7 @@ SMOKE = {
     "p6_small": 200,
     "p6_large": 2000,
     "p6_million": False,
+    "p6_rounds": 1,
     "p8_changes": 1000,
     "p7_small": 50,
     "p7_large": 1000,
@@ -88,6 +89,12 @@ def _parser() -> argparse.ArgumentParser:
         help="P6 also ingests a feed of --p6-million-rows rows (on by default; off in --smoke)",
     )
     add("--p6-million-rows", type=int, default=_env_int("p6_million_rows", 1_000_000))
+    add(
+        "--p6-rounds",
+        type=int,
+        default=_env_int("p6_rounds", 3),
+        help="P6 ingest vs COPY baseline (large feed): rounds, alternating; median ratio",
+    )
     add("--p8-changes", type=int, default=_env_int("p8_changes", 10_000))
     add("--p8-sellers", type=int, default=_env_int("p8_sellers", 10))
     add("--p7-small", type=int, default=_env_int("p7_small", 100))
@@ -331,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:
                 small=args.p6_small,
                 large=args.p6_large,
                 million=args.p6_million_rows if args.p6_million else 0,
+                rounds=args.p6_rounds,
             ),
             "p8": lambda: status_sync.run(env, changes=args.p8_changes, sellers=args.p8_sellers),
             "p7": lambda: refunds_history.run(

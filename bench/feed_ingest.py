@@ -20,8 +20,10 @@ seller's catalog, empty unless said; the child reports its time and its peak RSS
 * ``baseline``: the old bare baseline, parse and ORM bulk inserts in batches, no checks.
 
 Goals: time(large) / time(small) <= 11, peak RSS(large) / peak RSS(small) <= 1.2, ingest
-rows/s >= 0.5 of the COPY baseline's; with the million-row feed (``--p6-million``, on
-by default, off in the CI smoke) <= 60 s and peak RSS <= 1.2 x the 100 000-row run's.
+rows/s >= 0.5 of the COPY baseline's (the two alternate ``rounds`` times, each ingest into
+an empty catalog; the round with the median ratio is reported); with the million-row
+feed (``--p6-million``, on by default, off in the CI smoke) <= 60 s and peak RSS <= 1.2 x
+the 100 000-row run's.
 """
 
 from __future__ import annotations
@@ -96,9 +98,17 @@ def _in_child(env: BenchEnvironment, mode: str, seller_id: int, path: Path) -> d
 
 
 def run(
-    env: BenchEnvironment, *, small: int = 10_000, large: int = 100_000, million: int = 0
+    env: BenchEnvironment,
+    *,
+    small: int = 10_000,
+    large: int = 100_000,
+    million: int = 0,
+    rounds: int = 3,
 ) -> dict[str, Any]:
-    """``million``: rows of the big feed (0: not run)."""
+    """``million``: rows of the big feed (0: not run). ``rounds``: the large ingest and the
+    COPY baseline alternate this many times (each ingest into an empty catalog); the
+    round with the median ratio is reported (a loaded machine's quiet second favours
+    whichever runs in it)."""
     sizes = {"small": small, "large": large, **({"million": million} if million else {})}
     files = {}
     for key, rows in sizes.items():
@@ -112,6 +122,8 @@ def run(
     plan = [("ingest", "small"), ("ingest", "large"), ("again", "large"), ("baseline", "large")]
     if postgres:
         plan.append(("copy", "large"))
+        for round_no in range(2, max(1, rounds) + 1):
+            plan += [(f"ingest#{round_no}", "large"), (f"copy#{round_no}", "large")]
     if million:
         plan.append(("ingest", "million"))
     sellers = sellers_create(count=len(plan), prefix="p6")
@@ -121,7 +133,7 @@ def run(
         # "again" re-sends the file into the catalog the first large ingest made.
         seller_id = seller_of[("ingest", key)] if mode == "again" else sellers[index].pk
         seller_of[(mode, key)] = seller_id
-        result = _in_child(env, mode, seller_id, files[key])
+        result = _in_child(env, mode.split("#")[0], seller_id, files[key])
         measured[f"{mode}_{key}"] = result
         log(
             f"P6 {mode} {sizes[key]} rows: {result['seconds']} s, "
@@ -161,9 +173,20 @@ def run(
     }
     met = result["time_ratio"] <= 11.0 and result["peak_ratio"] <= 1.2
     if postgres:
-        copy_rate = large / measured["copy_large"]["seconds"]
-        result["copy_baseline_rows_per_s"] = round(copy_rate)
-        result["ratio_to_copy"] = round(ingest_rate / copy_rate, 2)
+        # (ingest s, copy s) per round, alternated; the median ratio's round is reported.
+        pairs = [(ingest_large["seconds"], measured["copy_large"]["seconds"])] + [
+            (measured[f"ingest#{n}_large"]["seconds"], measured[f"copy#{n}_large"]["seconds"])
+            for n in range(2, max(1, rounds) + 1)
+        ]
+        ordered = sorted(pairs, key=lambda pair: pair[1] / pair[0])
+        ingest_s, copy_s = ordered[len(ordered) // 2]
+        result["copy_rounds"] = [
+            {"ingest_s": i, "copy_s": c, "ratio": round(c / i, 2)} for i, c in pairs
+        ]
+        result["ingest_rows_per_s"] = round(large / ingest_s)
+        result["copy_baseline_rows_per_s"] = round(large / copy_s)
+        result["ratio_to_copy"] = round(copy_s / ingest_s, 2)
+        result["rate_ratio"] = round(large / ingest_s / baseline_rate, 2)
         met = met and result["ratio_to_copy"] >= 0.5
     if million:
         big = measured["ingest_million"]

@@ -47,15 +47,16 @@ def _class(codepoints: list[int]) -> re.Pattern[str]:
     return re.compile(f"[{body}]")
 
 
-_REFUSED_SEARCH = _class(REFUSED_BMP)
-_REFUSED_BUT_LINES_SEARCH = _class([c for c in REFUSED_BMP if chr(c) not in LINE_CHARACTERS])
+# Public for the feed's row check, which searches a whole row's fields at once first.
+REFUSED_SEARCH = _class(REFUSED_BMP)
+REFUSED_BUT_LINES_SEARCH = _class([c for c in REFUSED_BMP if chr(c) not in LINE_CHARACTERS])
 
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 
 def first_refused(value: str, *, allow_lines: bool = False) -> str | None:
     """The first refused character of ``value`` (None when it has none)."""
-    found = (_REFUSED_BUT_LINES_SEARCH if allow_lines else _REFUSED_SEARCH).search(value)
+    found = (REFUSED_BUT_LINES_SEARCH if allow_lines else REFUSED_SEARCH).search(value)
     if found is not None:
         return found.group()
     if not value.isascii():

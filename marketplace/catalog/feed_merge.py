@@ -180,29 +180,43 @@ def stage_merge(cursor: Any, *, seller_id: int, run_id: int, now: datetime) -> t
 
 
 def stage_rejected_keep(
-    cursor: Any, *, seller_id: int, run_id: int, full_feed: bool, now: datetime
+    cursor: Any,
+    *,
+    seller_id: int,
+    run_id: int,
+    full_feed: bool,
+    now: datetime,
+    any_rejected: bool = True,
 ) -> None:
     """Keep every rejected SKU with its reason (the last rejected row of a SKU speaks) but
     those a valid row of the file carries; forget the SKUs accepted now, and after a full
-    feed those it no longer carries."""
+    feed those it no longer carries. ``any_rejected`` False (the stage holds no rejected
+    row) skips the insert, which would find nothing."""
     table = RejectedSku._meta.db_table
-    cursor.execute(
-        f"""INSERT INTO {table} (seller_id, sku, reason, run_id, updated_at)
-            SELECT %s, s.sku, s.reason, %s, %s FROM {STAGE} AS s
-            WHERE s.reason IS NOT NULL AND s.sku <> ''
-              AND NOT EXISTS (SELECT 1 FROM {STAGE} AS a WHERE a.reason IS NULL AND a.sku = s.sku)
-              AND NOT EXISTS (SELECT 1 FROM {STAGE} AS b
-                              WHERE b.reason IS NOT NULL AND b.sku = s.sku AND b.line > s.line)
-            ORDER BY s.sku
-            ON CONFLICT (seller_id, sku) DO UPDATE SET reason = excluded.reason,
-                run_id = excluded.run_id, updated_at = excluded.updated_at""",
-        [seller_id, run_id, connection.ops.adapt_datetimefield_value(now)],
-    )
+    kept = True
+    if not full_feed:  # forgetting reads the whole stage: only when there is one to forget
+        cursor.execute(f"SELECT 1 FROM {table} WHERE seller_id = %s LIMIT 1", [seller_id])
+        kept = cursor.fetchone() is not None
+    if any_rejected:
+        cursor.execute(
+            f"""INSERT INTO {table} (seller_id, sku, reason, run_id, updated_at)
+                SELECT %s, s.sku, s.reason, %s, %s FROM {STAGE} AS s
+                WHERE s.reason IS NOT NULL AND s.sku <> ''
+                  AND NOT EXISTS (SELECT 1 FROM {STAGE} AS a
+                                  WHERE a.reason IS NULL AND a.sku = s.sku)
+                  AND NOT EXISTS (SELECT 1 FROM {STAGE} AS b
+                                  WHERE b.reason IS NOT NULL AND b.sku = s.sku
+                                    AND b.line > s.line)
+                ORDER BY s.sku
+                ON CONFLICT (seller_id, sku) DO UPDATE SET reason = excluded.reason,
+                    run_id = excluded.run_id, updated_at = excluded.updated_at""",
+            [seller_id, run_id, connection.ops.adapt_datetimefield_value(now)],
+        )
     if full_feed:
         cursor.execute(
             f"DELETE FROM {table} WHERE seller_id = %s AND run_id <> %s", [seller_id, run_id]
         )
-    else:
+    elif kept:  # read before the insert: a rejection it added is never one to forget
         cursor.execute(
             f"""DELETE FROM {table} WHERE seller_id = %s
                 AND sku IN (SELECT sku FROM {STAGE} WHERE reason IS NULL)""",

@@ -34,7 +34,11 @@ from urllib.parse import urlsplit
 from django.conf import settings
 
 from marketplace.catalog.mapping import LISTING_COLUMNS, REQUIRED_COLUMNS
-from marketplace.text_rules import first_refused
+from marketplace.text_rules import (
+    REFUSED_BUT_LINES_SEARCH,
+    REFUSED_SEARCH,
+    first_refused,
+)
 
 if TYPE_CHECKING:
     from _csv import Reader  # what csv.reader returns
@@ -58,6 +62,9 @@ _PRICE = re.compile(r"^(-?\d{1,10})(?:\.(\d{1,2}))?(?:\s+[A-Za-z]{3})?$")
 # An http(s) URL urlsplit would take as it stands (lower-case scheme, a host, printable
 # ASCII after it); anything else is decided by urlsplit itself.
 _PLAIN_URL = re.compile(r"^https?://[A-Za-z0-9.\-]+(?::[0-9]{1,5})?(?:[/?#][!-~]*)?$")
+_plain_url = _PLAIN_URL.match
+_refused_search = REFUSED_SEARCH.search
+_refused_but_lines_search = REFUSED_BUT_LINES_SEARCH.search
 
 
 class FeedMalformed(Exception):
@@ -107,11 +114,13 @@ class _CappedLines:
         line = self.text.readline(self.limit + 1)
         if not line:
             raise StopIteration
-        self.record_chars += len(line)
+        chars = len(line)
+        self.record_chars += chars
         if (
-            len(line) > self.limit
+            chars > self.limit
             or self.record_chars > self.limit
-            or len(line.encode("utf-8", "surrogatepass")) > self.limit
+            # A character is at most 4 bytes in UTF-8: encode only a line that could be over.
+            or (chars * 4 > self.limit and len(line.encode("utf-8", "surrogatepass")) > self.limit)
         ):
             raise FeedTooLarge(
                 f"a line or record is longer than {self.limit} bytes (FEED_MAX_LINE_BYTES)"
@@ -253,8 +262,24 @@ def _gtin_ok(digits: str) -> bool:
     return (10 - total % 10) % 10 == int(digits[-1])
 
 
+# Amounts already read (a feed repeats few distinct prices): raw text -> database text.
+_PRICES: dict[str, str] = {}
+_PRICES_KEPT = 50_000
+
+
 def _price(raw: str, label: str) -> str:
     """The amount as text for the database ("12.5"), or ValueError with the reason."""
+    known = _PRICES.get(raw)
+    if known is not None:
+        return known
+    amount = _price_read(raw, label)
+    if len(_PRICES) >= _PRICES_KEPT:
+        _PRICES.clear()
+    _PRICES[raw] = amount
+    return amount
+
+
+def _price_read(raw: str, label: str) -> str:
     match = _PRICE.match(raw)
     if not match:
         raise ValueError(f"{label} '{raw[:40]}' is not an amount with at most 2 decimals")
@@ -307,9 +332,21 @@ class RowCheck:
         if len(row) != self.width:
             return f"line {line}: the row has {len(row)} fields, not as many as the header"
         row.append("")
-        refused = first_refused("".join(self._single(row)))
-        for index in self._multi:
-            refused = refused or first_refused(row[index], allow_lines=True)
+        # The fast test (a search each, as first_refused starts); first_refused names the
+        # character only when a value might hold one.
+        single = "".join(self._single(row))
+        suspect = _refused_search(single) is not None or not single.isascii()
+        if not suspect:
+            for index in self._multi:
+                value = row[index]
+                if _refused_but_lines_search(value) is not None or not value.isascii():
+                    suspect = True
+                    break
+        refused = None
+        if suspect:
+            refused = first_refused(single)
+            for index in self._multi:
+                refused = refused or first_refused(row[index], allow_lines=True)
         if refused is not None:
             for index, name in self._known:
                 refused = first_refused(row[index], allow_lines=name in MULTILINE_FIELDS)
@@ -364,8 +401,12 @@ class RowCheck:
                 return f"quantity {quantity} is negative"
             if quantity > 2_000_000_000:
                 return f"quantity {quantity} is too large"
-            image_link = _url(image_link.strip(), "image_link")
-            link = _url(link.strip(), "link")
+            image_link = image_link.strip()
+            if image_link and not _plain_url(image_link):
+                image_link = _url(image_link, "image_link")
+            link = link.strip()
+            if link and not _plain_url(link):
+                link = _url(link, "link")
         except ValueError as exc:
             return str(exc)
         gtin = gtin.strip()

@@ -334,9 +334,16 @@ def feed_stream_apply(
         )
         counts.unchanged = accepted - duplicates - counts.created - counts.updated
         feed_merge.stage_rejected_keep(
-            cursor, seller_id=seller_id, run_id=run_id, full_feed=full_feed, now=now
+            cursor,
+            seller_id=seller_id,
+            run_id=run_id,
+            full_feed=full_feed,
+            now=now,
+            any_rejected=counts.rejected > 0,
         )
-        if full_feed:
+        # With no active listing before the merge, every active one now is a row of this
+        # file: nothing to deactivate (a first ingest skips the anti-join over it all).
+        if full_feed and active_before:
             counts.deactivated = feed_merge.stage_deactivate_missing(
                 cursor, seller_id=seller_id, now=now
             )

@@ -216,7 +216,11 @@ class FeedRun(models.Model):
 class Listing(models.Model):
     """A seller's product as the marketplace lists it, from the seller's catalog feed."""
 
-    seller = models.ForeignKey("sellers.Seller", on_delete=models.CASCADE, related_name="listings")
+    # No index of its own: listing_seller_sku_uniq starts with the seller (one index
+    # fewer to write per listing; a first million-row feed inserts a million).
+    seller = models.ForeignKey(
+        "sellers.Seller", on_delete=models.CASCADE, related_name="listings", db_index=False
+    )
     sku = models.CharField(max_length=128)
     title = models.CharField(max_length=300, blank=True)
     description = models.TextField(blank=True)
@@ -354,8 +358,15 @@ class StatusChange(models.Model):
         OFF = "off", "Not sent: EDRTS off for the seller"
 
     id = models.BigAutoField(primary_key=True)
+    # No database constraint (Django still cascades a seller's deletion, by the index):
+    # only the triggers write rows, copying the seller of a listing or rejection whose
+    # own foreign key was checked; a constraint would add one deferred check per row at
+    # commit, a million for a first million-row feed (~7 s here; docs/benchmarks.md P6).
     seller = models.ForeignKey(
-        "sellers.Seller", on_delete=models.CASCADE, related_name="status_changes"
+        "sellers.Seller",
+        on_delete=models.CASCADE,
+        related_name="status_changes",
+        db_constraint=False,
     )
     sku = models.CharField(max_length=128)
     listing_id = models.BigIntegerField(null=True, blank=True)

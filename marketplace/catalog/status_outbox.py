@@ -16,7 +16,9 @@ event: transition tables cannot span events), each one ``INSERT … SELECT``. SQ
 (development): the same ``INSERT … SELECT`` in row-level triggers.
 
 The migration ``0009_status_outbox`` installs them through ``triggers_install``; a later
-change of this SQL needs a new migration calling it again (the functions are replaced).
+change of this SQL needs a new migration calling it again (the functions are replaced):
+``0010_status_outbox_listed`` does, for the listing triggers reading the changed rows
+from their transition table.
 """
 
 from __future__ import annotations
@@ -57,14 +59,36 @@ def record_sql(*, vendor: str, changed: str) -> str:
     )
 
 
+# Postgres, the listing table's own triggers: the listing rows a statement inserted or
+# updated are in its transition table ``new_rows`` as they now are (a statement changes a
+# row once; an AFTER STATEMENT trigger runs once it is done), unique per (seller, sku).
+# So the status is read from them, not looked up again in the listing table (which was a
+# hash join over every seller's listings, or an index probe per row: a third of a first
+# million-row ingest's time); only the rejection is joined, by its unique index.
+_RECORD_LISTED = """
+INSERT INTO {outbox} (seller_id, sku, listing_id, status, reason, status_at, created_at)
+SELECT n.seller_id, n.sku, n.id,
+       CASE WHEN r.id IS NOT NULL THEN 'rejected'
+            WHEN n.active THEN 'live'
+            ELSE 'inactive' END,
+       COALESCE(r.reason, ''),
+       CASE WHEN r.id IS NOT NULL THEN r.updated_at ELSE n.updated_at END,
+       clock_timestamp()
+FROM ({changed}) AS n
+LEFT JOIN {rejected} AS r ON r.seller_id = n.seller_id AND r.sku = n.sku
+ORDER BY n.seller_id, n.sku
+"""
+
+
 # (name, table, event, the SKUs changed: Postgres over transition tables ``new_rows`` /
-# ``old_rows``, SQLite over NEW / OLD, and SQLite's WHEN condition).
+# ``old_rows`` (the listing's triggers: its rows as they now are, for _RECORD_LISTED),
+# SQLite over NEW / OLD, and SQLite's WHEN condition).
 _TRIGGERS: tuple[tuple[str, str, str, str, str, str], ...] = (
     (
         "catalog_listing_status_ins",
         LISTING,
         "INSERT",
-        "SELECT seller_id, sku FROM new_rows",
+        "SELECT id, seller_id, sku, active, updated_at FROM new_rows",
         "SELECT NEW.seller_id AS seller_id, NEW.sku AS sku",
         "",
     ),
@@ -72,7 +96,8 @@ _TRIGGERS: tuple[tuple[str, str, str, str, str, str], ...] = (
         "catalog_listing_status_upd",
         LISTING,
         "UPDATE",
-        "SELECT n.seller_id, n.sku FROM new_rows AS n JOIN old_rows AS o ON o.id = n.id "
+        "SELECT n.id, n.seller_id, n.sku, n.active, n.updated_at "
+        "FROM new_rows AS n JOIN old_rows AS o ON o.id = n.id "
         "WHERE o.active IS DISTINCT FROM n.active OR o.sku IS DISTINCT FROM n.sku",
         "SELECT NEW.seller_id AS seller_id, NEW.sku AS sku",
         "OLD.active IS NOT NEW.active OR OLD.sku IS NOT NEW.sku",
@@ -113,7 +138,10 @@ def _postgres_statements() -> list[str]:
             "UPDATE": "REFERENCING NEW TABLE AS new_rows OLD TABLE AS old_rows",
             "DELETE": "REFERENCING OLD TABLE AS old_rows",
         }[event]
-        body = record_sql(vendor="postgresql", changed=changed)
+        if table == LISTING:
+            body = _RECORD_LISTED.format(outbox=OUTBOX, rejected=REJECTED, changed=changed)
+        else:
+            body = record_sql(vendor="postgresql", changed=changed)
         statements += [
             f"CREATE OR REPLACE FUNCTION {name}_fn() RETURNS trigger LANGUAGE plpgsql AS $$\n"
             f"BEGIN\n{body};\nRETURN NULL;\nEND;\n$$",

@@ -153,7 +153,7 @@ FEED_INGEST_DB_BACKOFF = 1.0
 # a task still running past that timeout would be delivered to a second worker.
 # Postgres work_mem of an ingest's transaction (its sort and hash joins over the staged
 # rows); one ingest runs per seller at a time.
-FEED_INGEST_WORK_MEM = "64MB"
+FEED_INGEST_WORK_MEM = "128MB"
 FEED_INGEST_SOFT_TIME_LIMIT = 1800
 FEED_INGEST_TIME_LIMIT = 1900
 for _name in (
