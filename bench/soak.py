@@ -21,14 +21,24 @@ The run (settings: ``bench.soak_settings``, short timeouts, backoffs and leases)
    due so the refresh sweep rotates them all; the worker is SIGKILLed (with its pool) and
    restarted; the broker restarts (Redis: a private redis-server of this run is shut down
    without saving and started again; the filesystem broker: its messages are deleted).
-5. Drain: wait until every valid order is SHIPPED or CANCELLED and synced. Then compare,
+5. The catalog side (``bench/soak_catalog.py``, issue 24; ``--catalog-sellers``, 0 turns it
+   off): a few sellers' platform databases linked and provisioned as staff do, four feed
+   runs during the feed (accepted and rejected rows; changes while EDRTS answers 429s and
+   503s; a full feed that deactivates a tenth; some of those back), ingested by the same
+   worker (queues ``catalog`` and ``edrts``), statuses sent back through EDRTS; this
+   process's beat also runs the EDRTS sweep and the feed-run sweep.
+6. Drain: wait until every valid order is SHIPPED or CANCELLED and synced (and every feed
+   run ingested, every status change sent, EDRTS idle). Then compare,
    order by order: lost (missing at the platform, or the platform's state differs), state
    history duplicated or out of order, shipped quantities that differ, refresh-token
    reuses, failures left (other than the invalid orders), time to drain, and the
-   sandbox's violations of the contract by our client.
+   sandbox's violations of the contract by our client; and product by product, the
+   sandbox's ``mp_listing_id``/``mp_status``/``mp_reason`` with the status file's
+   (``catalog_status_mismatch``).
 
-Exits 1 if a goal is missed. ``--smoke``: 200 orders, 75 s, no worker kill, no broker
-restart (the CI run shares the machine's Redis with the test suite; see docs/benchmarks.md).
+Exits 1 if a goal is missed. ``--smoke``: 200 orders, 75 s, 2 catalog sellers of 40
+products, no worker kill, no broker restart (the CI run shares the machine's Redis with
+the test suite; see docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -172,11 +182,26 @@ class Soak:
         self.names = platform_sellers_create(self.sandbox, self.sellers)
         for seller, name in zip(self.sellers, self.names, strict=True):
             seller_connect(self.sandbox, seller, name)
+        from bench.soak_catalog import CatalogSide
+
+        # The catalog side first: the worker reads the URLs it sets from its environment.
+        self.catalog = CatalogSide(
+            self, self.sellers[: max(0, args.catalog_sellers)], args.catalog_products
+        )
+        if self.catalog.sellers:
+            self.catalog.setup()
         self.sandbox.set_faults(*fault_rules(args.fault_rate))
         self.simulator = self.seller_simulator()
         self.simulator.start()
         self.worker = self.env.worker(concurrency=args.concurrency, name="soak")
         self.worker.start()
+        # One worker for every queue: the catalog's ingestion and EDRTS's sender included.
+        banner = self.worker.log_tail(20_000)
+        missing = [
+            q for q in ("push", "pull", "tokens", "catalog", "edrts") if f".> {q} " not in banner
+        ]
+        if missing:
+            raise RuntimeError(f"the soak's worker does not consume {missing}")
 
     def seller_simulator(self) -> Any:
         """Every platform seller's own system: an order-API user each, imports every
@@ -270,6 +295,8 @@ class Soak:
         if now >= self.next_pull:
             self.guarded("sellers_pull_fan_out", sellers_pull_fan_out)
             self.next_pull = now + 4
+        if self.catalog.sellers:
+            self.catalog.beat(now)
 
     # --- the incidents ----------------------------------------------------------------------
 
@@ -443,6 +470,7 @@ class Soak:
         self.setup()
         self.note("feeding", orders=args.orders, feed_seconds=args.feed_seconds)
         self.next_sweep = self.next_refresh_sweep = self.next_pull = 0.0
+        self.next_edrts_sweep = self.next_feed_sweep = 0.0
         feed_started = time.monotonic()
         deadline = self.started + args.max_seconds
         created = 0
@@ -461,6 +489,8 @@ class Soak:
                 created += 1
             progress = created / args.orders
             self.due_changes()
+            if self.catalog.sellers:
+                self.catalog.tick(progress)
             self.incidents(progress)
             self.beat(now)
             if now - last_log >= 10:
@@ -470,7 +500,9 @@ class Soak:
             if not feeding and progress >= 1.0:
                 if self.feed_done_at is None:
                     self.feed_done_at = now
-                if self.guarded("drained", self.drained):
+                if self.guarded("drained", self.drained) and (
+                    not self.catalog.sellers or self.guarded("catalog", self.catalog.settled)
+                ):
                     drained_at = now
                     break
             if now > deadline:
@@ -489,6 +521,8 @@ class Soak:
                 "broker_restart": args.broker_restart,
                 "broker": "redis" if self.env.broker != "filesystem" else "filesystem",
                 "database": self.env.vendor,
+                "catalog_sellers": len(self.catalog.sellers),
+                "catalog_products": args.catalog_products,
             },
             "drained": drained_at is not None,
             "seconds_to_drain": round(drained_at - self.feed_done_at, 1)
@@ -503,10 +537,20 @@ class Soak:
         # would be taken at different moments and in-flight orders would look lost.
         self.worker.stop()
         self.simulator.stop()
+        self.catalog.stop()
         result["simulator_log_tail"] = self.simulator.log_text()[-1500:].splitlines()
+        if os.environ.get("SOAK_WORKER_LOG"):
+            Path(os.environ["SOAK_WORKER_LOG"]).write_text(self.worker.log_tail(10_000_000))
+        result["worker_log_errors"] = [
+            line
+            for line in self.worker.log_tail(200_000).splitlines()
+            if "ERROR" in line or "WARNING" in line
+        ][-15:]
         fired = {f"{f['endpoint']}:{f['kind']}": f["fired"] for f in self.sandbox.faults()}
         self.sandbox.clear_faults()
         result.update(self.compare())
+        if self.catalog.sellers:
+            result.update(self.catalog.compare())
         result["faults_fired"] = sum(fired.values())
         result["faults_by_rule"] = fired
         result["goals"] = {
@@ -517,6 +561,8 @@ class Soak:
             "invalid orders rejected": result["invalid_not_rejected"] == 0,
             "drained within max_seconds": result["drained"],
         }
+        if self.catalog.sellers:
+            result["goals"]["catalog_status_mismatch == 0"] = result["catalog_status_mismatch"] == 0
         result["goal_met"] = all(result["goals"].values())
         return result
 
@@ -555,6 +601,13 @@ def _parser() -> argparse.ArgumentParser:
     add("--seed", type=int, default=int(env("SOAK_SEED", 11)), help="the simulator's seed")
     add("--feed-seconds", type=float, default=float(env("SOAK_FEED_SECONDS", 180)))
     add("--max-seconds", type=float, default=float(env("SOAK_MAX_SECONDS", 600)))
+    add(
+        "--catalog-sellers",
+        type=int,
+        default=int(env("SOAK_CATALOG_SELLERS", 3)),
+        help="sellers whose catalogs get feed runs (0: no catalog side)",
+    )
+    add("--catalog-products", type=int, default=int(env("SOAK_CATALOG_PRODUCTS", 200)))
     add("--no-kill", dest="kill_worker", action="store_false")
     add("--no-broker-restart", dest="broker_restart", action="store_false")
     add("--output", type=Path, default=Path(env("SOAK_OUTPUT", RESULTS_PATH)))
@@ -565,6 +618,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.smoke:
         args.orders, args.invalid, args.sellers, args.ship_delay = 200, 3, 4, 1
+        args.catalog_sellers, args.catalog_products = 2, 40
         args.feed_seconds, args.max_seconds = 10, 75
         args.kill_worker = args.broker_restart = False
     env = BenchEnvironment(
@@ -600,6 +654,8 @@ def main(argv: list[str] | None = None) -> int:
             ("violations", "0"),
             ("unsettled", "0"),
             ("shipped_quantity_differs", "0"),
+            ("catalog_products", ""),
+            ("catalog_status_mismatch", "0"),
             ("faults_fired", ""),
             ("seconds_to_drain", f"drained within {args.max_seconds:.0f} s"),
             ("seconds_total", ""),
