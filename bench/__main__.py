@@ -39,6 +39,9 @@ SMOKE = {
     "p6_large": 2000,
     "p6_million": False,
     "p8_changes": 1000,
+    "p7_small": 50,
+    "p7_large": 1000,
+    "p7_rounds": 1,
     "repeat": 3,
 }
 
@@ -50,7 +53,7 @@ def _env_int(name: str, default: int) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     add = parser.add_argument
-    add("--only", default=os.environ.get("BENCH_ONLY", "p1,p2,p3,p4,p5,p6,p8"))
+    add("--only", default=os.environ.get("BENCH_ONLY", "p1,p2,p3,p4,p5,p6,p7,p8"))
     add("--smoke", action="store_true", help="tiny sizes for CI (correctness, not figures)")
     add("--strict", action="store_true", help="exit 1 when a goal is missed")
     add("--output", type=Path, default=Path(os.environ.get("BENCH_OUTPUT", RESULTS_PATH)))
@@ -83,6 +86,9 @@ def _parser() -> argparse.ArgumentParser:
     add("--p6-million-rows", type=int, default=_env_int("p6_million_rows", 1_000_000))
     add("--p8-changes", type=int, default=_env_int("p8_changes", 10_000))
     add("--p8-sellers", type=int, default=_env_int("p8_sellers", 10))
+    add("--p7-small", type=int, default=_env_int("p7_small", 100))
+    add("--p7-large", type=int, default=_env_int("p7_large", 10_000))
+    add("--p7-rounds", type=int, default=_env_int("p7_rounds", 3))
     add("--repeat", type=int, default=_env_int("repeat", 7))
     return parser
 
@@ -211,6 +217,17 @@ def _rows(results: dict[str, Any]) -> list[tuple[str, ...]]:
                 met(p8["goal_met"]),
             )
         )
+    if p7 := results.get("p7"):
+        rows.append(
+            (
+                f"P7 refunds pull, {p7['new_per_round']} new, {p7['large']} vs {p7['small']} "
+                "completed",
+                f"requests {p7['requests_large']} vs {p7['requests_small']}; "
+                f"{p7['ms_large']} ms vs {p7['ms_small']} ms = {p7['time_ratio']}x",
+                "= requests, <= 1.2x",
+                met(p7["goal_met"]),
+            )
+        )
     return rows
 
 
@@ -229,7 +246,16 @@ def main(argv: list[str] | None = None) -> int:
     env = BenchEnvironment(suffix="bench_smoke" if args.smoke else "bench").start()
     log(f"database {env.vendor}, broker {env.broker.split('@')[-1]}, sandbox {env.sandbox.port}")
     try:
-        from bench import feed_ingest, pages, pull, pull_history, push, refresh, status_sync
+        from bench import (
+            feed_ingest,
+            pages,
+            pull,
+            pull_history,
+            push,
+            refresh,
+            refunds_history,
+            status_sync,
+        )
 
         runs = {
             "p1": lambda: push.run(
@@ -268,6 +294,9 @@ def main(argv: list[str] | None = None) -> int:
                 million=args.p6_million_rows if args.p6_million else 0,
             ),
             "p8": lambda: status_sync.run(env, changes=args.p8_changes, sellers=args.p8_sellers),
+            "p7": lambda: refunds_history.run(
+                env, small=args.p7_small, large=args.p7_large, rounds=args.p7_rounds
+            ),
         }
         for name in selected:
             if name not in runs:

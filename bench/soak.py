@@ -36,6 +36,16 @@ The run (settings: ``bench.soak_settings``, short timeouts, backoffs and leases)
    sandbox's ``mp_listing_id``/``mp_status``/``mp_reason`` with the status file's
    (``catalog_status_mismatch``).
 
+Returns and refunds run through it too: ``--return-rate`` of the shipped orders get a
+buyer's return through intake (the simulator authorizes most, rejects some, refunds the
+authorized ones when the parcel "arrives"), and the simulator refunds a line of
+``--refund-rate`` of the orders it ships on its own (some above the line's cost). The
+drain also waits for every return and refund to be answered; the comparison adds
+``returns``, ``refunds``, ``refunds_paid_twice`` (a refund or return with two ledger rows
+for one line), ``ledger_mismatch`` (the ledger against the sandbox's record: what it shows
+completed is in the ledger for exactly its amounts, nothing else is) and
+``returns_unfinished``; the last three are goals (0).
+
 Exits 1 if a goal is missed. ``--smoke``: 200 orders, 75 s, 2 catalog sellers of 40
 products, no worker kill, no broker restart (the CI run shares the machine's Redis with
 the test suite; see docs/benchmarks.md).
@@ -154,6 +164,8 @@ class Soak:
         self.invalid: set[str] = set()
         self.refused_at_intake: set[str] = set()
         self.later: list[tuple[float, str, str]] = []  # (when, number, action)
+        self.returners: set[str] = set()  # orders that get a buyer's return once shipped
+        self.returned: set[str] = set()
 
     def note(self, what: str, **detail: Any) -> None:
         log(f"soak: {what} {detail if detail else ''}")
@@ -231,6 +243,11 @@ class Soak:
             cancel_rate=args.cancel_rate,
             seed=args.seed,
             poll_seconds=0.5,
+            return_arrival=2,
+            return_reject_rate=0.1,
+            seller_refund_rate=args.refund_rate,
+            over_refund_rate=0.3,
+            seller_refund_delay=2,
         )
 
     # --- the feed ------------------------------------------------------------------
@@ -261,6 +278,44 @@ class Soak:
             self.later.append((now + 8, number, "AWAITING_SHIPMENT"))
         elif i % 25 == 7 and not invalid:
             self.later.append((now + 0.5, number, "CANCELLED"))
+        elif (
+            not invalid
+            and self.args.return_rate
+            and (i % max(1, round(1 / self.args.return_rate)) == 2)
+        ):
+            self.returners.add(number)
+
+    def returns_due(self) -> None:
+        """A buyer's return for each chosen order once it is shipped (through intake)."""
+        from marketplace.orders.errors import IntakeInvalid
+        from marketplace.orders.models import Order
+        from marketplace.returns.intake_schema import ReturnIn
+        from marketplace.returns.services.intake import return_create
+
+        waiting = self.returners - self.returned
+        if not waiting:
+            return
+        shipped = Order.objects.filter(mp_order_number__in=waiting, state="SHIPPED")
+        for number in shipped.values_list("mp_order_number", flat=True):
+            data = ReturnIn.model_validate(
+                {
+                    "mp_return_number": f"RET-{number}",
+                    "reason": "arrived broken",
+                    "return_lines": [{"mp_line_number": "1", "quantity": 1}],
+                }
+            )
+            try:
+                made = return_create(mp_order_number=number, data=data)
+            except IntakeInvalid:
+                # Line 1 was cancelled, not shipped: nothing to return (400 at intake).
+                self.returners.discard(number)
+                continue
+            except Exception as exc:  # a lost connection, a broker outage: next tick
+                self.errors["return_create"] = self.errors.get("return_create", 0) + 1
+                log(f"soak: return_create raised {type(exc).__name__}: {exc}")
+                continue
+            if made is not None:
+                self.returned.add(number)
 
     def due_changes(self) -> None:
         from marketplace.orders.services.intake import order_state_change
@@ -293,10 +348,19 @@ class Soak:
             self.guarded("connection_refresh_sweep", connection_refresh_sweep)
             self.next_refresh_sweep = now + 10
         if now >= self.next_pull:
+            from marketplace.returns.services.pull import sellers_returns_pull_fan_out
+
             self.guarded("sellers_pull_fan_out", sellers_pull_fan_out)
+            self.guarded("sellers_returns_pull_fan_out", sellers_returns_pull_fan_out)
+            self.guarded("returns_due", self.returns_due)
             self.next_pull = now + 4
         if self.catalog.sellers:
             self.catalog.beat(now)
+        if now >= self.next_steps:
+            from marketplace.returns.tasks import return_steps_drain_task
+
+            self.guarded("return_steps_drain", return_steps_drain_task.delay)
+            self.next_steps = now + 3
 
     # --- the incidents ----------------------------------------------------------------------
 
@@ -350,9 +414,113 @@ class Soak:
         invalid_done = OrderSync.objects.filter(
             order__mp_order_number__in=accepted_invalid, status=OrderSync.Status.FAILED
         ).count()
-        return settled.count() == self.args.orders - len(self.invalid) and invalid_done == len(
-            accepted_invalid
+        orders_done = settled.count() == self.args.orders - len(
+            self.invalid
+        ) and invalid_done == len(accepted_invalid)
+        return orders_done and self.after_sale_done()
+
+    def after_sale_done(self) -> bool:
+        """Every chosen return made, and every return and refund at the platform answered
+        (a few seconds after the orders, so that the simulator's late refunds exist)."""
+        if self.returned != self.returners:
+            return False
+        if self.feed_done_at is None or time.monotonic() - self.feed_done_at < 6:
+            return False
+        returns, refunds = self.platform_after_sale()
+        open_returns = [
+            r
+            for r in returns
+            if r["status"] not in ("COMPLETED", "REJECTED")
+            and not (r["status"] == "REFUNDED" and r.get("errors"))
+        ]
+        return (
+            not open_returns
+            and all(r["status"] != "CREATED" for r in refunds)
+            and len(returns) == len(self.returners)
         )
+
+    def platform_after_sale(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        returns: list[dict[str, Any]] = []
+        refunds: list[dict[str, Any]] = []
+        for name in self.names:
+            returns += self.sandbox.control("GET", "/returns", seller=name, limit=1000)["returns"]
+            refunds += self.sandbox.control("GET", "/refunds", seller=name, limit=1000)["refunds"]
+        return returns, refunds
+
+    def compare_after_sale(self) -> dict[str, Any]:
+        """The ledger against the sandbox's record of what was accepted."""
+        from decimal import Decimal
+
+        from django.db.models import Count
+
+        from marketplace.returns.models import RefundLedgerEntry, Return
+
+        def money(value: Any) -> Decimal:
+            return Decimal(str(value if value is not None else 0))
+
+        returns, refunds = self.platform_after_sale()
+        ledger_refunds: dict[str, Decimal] = {}
+        ledger_returns: dict[tuple[str, str], Decimal] = {}
+        for refund_id, order, ret, amount in RefundLedgerEntry.objects.values_list(
+            "refund__refund_id",
+            "order__mp_order_number",
+            "return_request__mp_return_number",
+            "amount",
+        ):
+            if refund_id:
+                ledger_refunds[refund_id] = ledger_refunds.get(refund_id, Decimal(0)) + amount
+            else:
+                key = (order, ret)
+                ledger_returns[key] = ledger_returns.get(key, Decimal(0)) + amount
+        mismatched: list[str] = []
+        for refund in refunds:
+            key = str(refund["feedamp_refund_id"])
+            taken = sum(
+                money(line.get("item_refund"))
+                + money(line.get("item_tax_refund"))
+                + money(line.get("shipping_refund"))
+                + money(line.get("shipping_tax_refund"))
+                - money(line.get("discount_refund"))
+                for line in refund.get("merchant_refund_lines") or []
+            )
+            expected = taken if refund["status"] == "COMPLETED" else None
+            if ledger_refunds.get(key) != expected:
+                mismatched.append(f"refund {key}: {refund['status']} {ledger_refunds.get(key)}")
+        for ret in returns:
+            key = (ret["mp_order_number"], ret["mp_return_number"])
+            taken = sum(
+                money(line.get("principal_refund_amount"))
+                + money(line.get("shipping_refund_amount"))
+                for line in ret.get("merchant_refund_lines") or []
+            )
+            expected = taken if ret["status"] == "COMPLETED" else None
+            if ledger_returns.get(key) != expected:
+                mismatched.append(f"return {key}: {ret['status']} {ledger_returns.get(key)}")
+        twice = (
+            RefundLedgerEntry.objects.values("refund_id", "return_request_id", "order_line_id")
+            .annotate(n=Count("id"))
+            .filter(n__gt=1)
+            .count()
+        )
+        unfinished = [
+            r.mp_return_number
+            for r in Return.objects.all()
+            if r.status not in ("COMPLETED", "REJECTED")
+            and not (r.decision == "refused" and r.steps.filter(status="done").exists())
+        ]
+        return {
+            "returns": len(returns),
+            "refunds": len(refunds),
+            "refunds_accepted": sum(1 for r in refunds if r["status"] == "COMPLETED"),
+            "refunds_refused": sum(1 for r in refunds if r["status"] == "REFUSED"),
+            "returns_completed": sum(1 for r in returns if r["status"] == "COMPLETED"),
+            "returns_rejected": sum(1 for r in returns if r["status"] == "REJECTED"),
+            "refunds_paid_twice": twice,
+            "ledger_mismatch": len(mismatched),
+            "ledger_mismatch_examples": mismatched[:10],
+            "returns_unfinished": len(unfinished),
+            "returns_unfinished_examples": unfinished[:10],
+        }
 
     def platform_orders(self) -> dict[str, dict[str, Any]]:
         found: dict[str, dict[str, Any]] = {}
@@ -469,7 +637,7 @@ class Soak:
         self.done: set[str] = set()
         self.setup()
         self.note("feeding", orders=args.orders, feed_seconds=args.feed_seconds)
-        self.next_sweep = self.next_refresh_sweep = self.next_pull = 0.0
+        self.next_sweep = self.next_refresh_sweep = self.next_pull = self.next_steps = 0.0
         self.next_edrts_sweep = self.next_feed_sweep = 0.0
         feed_started = time.monotonic()
         deadline = self.started + args.max_seconds
@@ -551,6 +719,7 @@ class Soak:
         result.update(self.compare())
         if self.catalog.sellers:
             result.update(self.catalog.compare())
+        result.update(self.compare_after_sale())
         result["faults_fired"] = sum(fired.values())
         result["faults_by_rule"] = fired
         result["goals"] = {
@@ -560,6 +729,9 @@ class Soak:
             "failures_left == 0": result["failures_left"] == 0,
             "invalid orders rejected": result["invalid_not_rejected"] == 0,
             "drained within max_seconds": result["drained"],
+            "refunds_paid_twice == 0": result["refunds_paid_twice"] == 0,
+            "ledger_mismatch == 0": result["ledger_mismatch"] == 0,
+            "returns_unfinished == 0": result["returns_unfinished"] == 0,
         }
         if self.catalog.sellers:
             result["goals"]["catalog_status_mismatch == 0"] = result["catalog_status_mismatch"] == 0
@@ -598,6 +770,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     add("--packages", type=int, default=int(env("SOAK_PACKAGES", 1)), help="per order")
     add("--cancel-rate", type=float, default=float(env("SOAK_CANCEL_RATE", 0.05)))
+    add("--return-rate", type=float, default=float(env("SOAK_RETURN_RATE", 0.03)))
+    add("--refund-rate", type=float, default=float(env("SOAK_REFUND_RATE", 0.03)))
     add("--seed", type=int, default=int(env("SOAK_SEED", 11)), help="the simulator's seed")
     add("--feed-seconds", type=float, default=float(env("SOAK_FEED_SECONDS", 180)))
     add("--max-seconds", type=float, default=float(env("SOAK_MAX_SECONDS", 600)))
@@ -619,6 +793,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.smoke:
         args.orders, args.invalid, args.sellers, args.ship_delay = 200, 3, 4, 1
         args.catalog_sellers, args.catalog_products = 2, 40
+        args.return_rate, args.refund_rate = 0.05, 0.05
         args.feed_seconds, args.max_seconds = 10, 75
         args.kill_worker = args.broker_restart = False
     env = BenchEnvironment(
@@ -656,6 +831,11 @@ def main(argv: list[str] | None = None) -> int:
             ("shipped_quantity_differs", "0"),
             ("catalog_products", ""),
             ("catalog_status_mismatch", "0"),
+            ("returns", ""),
+            ("refunds", ""),
+            ("refunds_paid_twice", "0"),
+            ("ledger_mismatch", "0"),
+            ("returns_unfinished", "0"),
             ("faults_fired", ""),
             ("seconds_to_drain", f"drained within {args.max_seconds:.0f} s"),
             ("seconds_total", ""),

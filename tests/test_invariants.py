@@ -10,9 +10,15 @@ import random
 import pytest
 
 from marketplace.catalog.mapping import DEFAULT_MAPPING
-from marketplace.orders.validation import TRACKING_FORMATS, ProblemCode, canonical_carrier
-from marketplace.portal.problem_help import FALLBACK, problem_help
+from marketplace.orders.validation import (
+    TRACKING_FORMATS,
+    ProblemCode,
+    RefundProblemCode,
+    canonical_carrier,
+)
+from marketplace.portal.problem_help import FALLBACK, REFUND_HELP, problem_help
 from sandbox.common import carriers
+from sandbox.order_source.returns_validation import REFUND_ERROR_CODES, RETURN_ERROR_CODES
 from sandbox.order_source.validation import ERROR_CODES
 from sandbox.platform_api.catalog.products import PRODUCT_FIELDS, product_rows
 from sandbox.seller_sim.behaviour import BAD_KINDS
@@ -30,6 +36,21 @@ def test_every_problem_code_has_its_own_help_text(code: ProblemCode) -> None:
     help_text = problem_help(code.value)
 
     assert help_text is not FALLBACK
+    assert help_text.title
+    assert help_text.explanation
+    assert help_text.fix
+
+
+@pytest.mark.parametrize("code", list(RefundProblemCode))
+def test_every_refund_problem_code_is_accepted_where_the_app_reports_it(
+    code: RefundProblemCode,
+) -> None:
+    # EXCESS_ITEM_REFUND only on a seller's refund, EXCESS_REFUND only on a return.
+    if code != RefundProblemCode.EXCESS_REFUND:
+        assert code.value in REFUND_ERROR_CODES
+    if code != RefundProblemCode.EXCESS_ITEM_REFUND:
+        assert code.value in RETURN_ERROR_CODES
+    help_text = REFUND_HELP[code]
     assert help_text.title
     assert help_text.explanation
     assert help_text.fix

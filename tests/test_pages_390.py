@@ -94,6 +94,7 @@ class AppWorld:
     seller: Seller
     listing: Listing
     run: FeedRun
+    step_id: int
 
     def arguments(self) -> dict[str, Any]:
         """The value of each URL argument a route may take, by the argument's name."""
@@ -102,6 +103,7 @@ class AppWorld:
             "order_id": self.world.order_with_everything().pk,
             "listing_id": self.listing.pk,
             "run_id": self.run.pk,
+            "step_id": self.step_id,
         }
 
 
@@ -196,7 +198,87 @@ def _app_world(staff_user: Any) -> AppWorld:
         link=LONG_URL.replace("img.", "shop."),
         last_run_id=run.pk,
     )
-    return AppWorld(world=world, seller=seller, listing=listing, run=run)
+    return AppWorld(
+        world=world, seller=seller, listing=listing, run=run, step_id=_after_sale(order)
+    )
+
+
+def _after_sale(order: Any) -> int:
+    """A return waiting for the seller, a refused seller refund, an unpaid ledger entry and
+    a failed platform call, with long words where people wrote them."""
+    from marketplace.returns.models import (
+        PlatformStep,
+        RefundLedgerEntry,
+        Return,
+        ReturnLine,
+        SellerRefund,
+        SellerRefundLine,
+    )
+
+    line = order.lines.first()
+    ret = Return.objects.create(
+        order=order,
+        seller=order.seller,
+        mp_return_number="RET-" + "0123456789" * 4,
+        reason="Arrived broken, see " + LONG_URL,
+        carrier="DHL",
+        tracking_number="1234567890" * 3,
+        request_date="2020-01-01",
+        respond_date="2020-01-15",
+        intake_fingerprint="f" * 64,
+    )
+    ReturnLine.objects.create(
+        return_request=ret,
+        mp_return_line_number="1",
+        order_line=line,
+        quantity=1,
+        requested_refund_principal=Decimal("12.50"),
+        requested_refund_tax=Decimal("1.00"),
+    )
+    errors = [
+        {
+            "code": "EXCESS_ITEM_REFUND",
+            "message": "line 1: requested refund amount "
+            "(100.99) exceeds the line's cost (75.99) " + LONG_URL,
+        }
+    ]
+    refund = SellerRefund.objects.create(
+        seller=order.seller,
+        order=order,
+        refund_id="9" * 30,
+        status="REFUSED",
+        notes="courtesy " + LONG_URL,
+        decision="refused",
+        decided_at=timezone.now(),
+        errors=errors,
+    )
+    SellerRefundLine.objects.create(
+        refund=refund,
+        mp_line_number=line.mp_line_number,
+        order_line=line,
+        currency="EUR",
+        item_refund=Decimal("100.99"),
+    )
+    accepted = SellerRefund.objects.create(
+        seller=order.seller,
+        order=order,
+        refund_id="8" * 30,
+        status="CREATED",
+        decision="accepted",
+        decided_at=timezone.now(),
+    )
+    RefundLedgerEntry.objects.create(
+        order=order, order_line=line, refund=accepted, currency="EUR", amount=Decimal("5.00")
+    )
+    step = PlatformStep.objects.create(
+        kind="complete_refund",
+        seller=order.seller,
+        refund=accepted,
+        status="failed",
+        failures=8,
+        last_error="platform said 500 at " + LONG_URL,
+    )
+    return step.pk
 
 
 def _overflow(page: Page) -> int:
@@ -329,4 +411,4 @@ def test_every_app_page_fits_a_phone(
 
     print(f"visited {len(visited)} pages; not pages: {skipped_staff + skipped_seller}")
     assert too_wide == [], "\n".join(too_wide)
-    assert len(visited) >= 23, visited
+    assert len(visited) >= 25, visited

@@ -51,6 +51,7 @@ def test_no_page_of_the_app_requests_anything_from_another_host(
         f"/dashboard/sellers/{seller.id}/",
         "/dashboard/orders/?state=AWAITING_SHIPMENT&problems=on",
         f"/dashboard/orders/{order.id}/",
+        "/dashboard/returns/",
         "/admin/",
         "/admin/orders/ordersync/",
         "/api/intake/docs",
@@ -69,6 +70,7 @@ def test_no_page_of_the_app_requests_anything_from_another_host(
         "/sellers/orders/",
         "/sellers/orders/?problems=on",
         f"/sellers/orders/{order.id}/",
+        "/sellers/orders/returns/",
         "/sellers/connection/",
     ]
     for path in seller_pages:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from marketplace.dashboard import views
+from marketplace.dashboard import returns_views, views
 
 app_name = "dashboard"
 
@@ -18,4 +18,6 @@ urlpatterns = [
     path("orders/<int:order_id>/", views.order_detail, name="order"),
     path("orders/<int:order_id>/live/", views.order_live, name="order_live"),
     path("orders/<int:order_id>/retry/", views.order_retry, name="order_retry"),
+    path("returns/", returns_views.returns_waiting, name="returns"),
+    path("returns/steps/<int:step_id>/retry/", returns_views.step_retry, name="return_step_retry"),
 ]

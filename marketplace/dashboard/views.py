@@ -30,6 +30,7 @@ from marketplace.dashboard.json_display import json_for_people
 from marketplace.dashboard.models import StaffAction
 from marketplace.orders.models import Order, OrderSync
 from marketplace.orders.selectors import line_fulfillments
+from marketplace.returns import selectors as returns_selectors
 from sellers.models import PlatformConnection, Seller
 
 PAGE_SIZE = 25
@@ -201,6 +202,11 @@ def order_detail(request: HttpRequest, order_id: int) -> HttpResponse:
         payload=json_for_people(sync.last_payload if sync else None),
         response=json_for_people(sync.last_response if sync else None),
         actions=selectors.staff_actions_for(order_id=order.id),
+    )
+    after_sale = returns_selectors.order_returns_and_refunds(order_id=order.id)
+    context.update(
+        after_sale=after_sale,
+        timeline=returns_selectors.order_timeline(after_sale=after_sale, events=context["history"]),
     )
     return render(request, "dashboard/order_detail.html", context)
 

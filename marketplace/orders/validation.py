@@ -2,8 +2,9 @@
 
 Each rule is a small named function returning the problems it finds; ``fulfillment_problems``
 runs them all. Problem codes are kept in ``ProblemCode`` (the platform publishes no list;
-these are the project's). A problem's ``fingerprint`` identifies it across pulls so the
-platform is told once, and a problem that disappears can be marked resolved.
+these are the project's), those of refunds and returns in ``RefundProblemCode``. A
+problem's ``fingerprint`` identifies it across pulls so the platform is told once, and a
+problem that disappears can be marked resolved.
 """
 
 from __future__ import annotations
@@ -22,6 +23,18 @@ class ProblemCode(StrEnum):
     EXCESS_QUANTITY = "EXCESS_QUANTITY"
     UNKNOWN_LINE = "UNKNOWN_LINE"
     INVALID_SHIP_DATE = "INVALID_SHIP_DATE"
+
+
+class RefundProblemCode(StrEnum):
+    """What the marketplace reports on a seller's refund or a return's refund
+    (``marketplace/returns/checks.py``; plain words in ``portal.problem_help.REFUND_HELP``).
+    ``EXCESS_ITEM_REFUND`` is a refund's, ``EXCESS_REFUND`` a return's."""
+
+    EXCESS_ITEM_REFUND = "EXCESS_ITEM_REFUND"
+    EXCESS_REFUND = "EXCESS_REFUND"
+    EXCESS_QUANTITY = "EXCESS_QUANTITY"
+    UNKNOWN_LINE = "UNKNOWN_LINE"
+    CURRENCY_MISMATCH = "CURRENCY_MISMATCH"
 
 
 def _carrier_key(name: str) -> str:

@@ -5,8 +5,8 @@ seller.
 (``tokens.py``; the sellers app implements it over its token vault), one
 refresh-and-retry on 401, and the seller as the holder of the embargo; the session,
 timeouts, call log (buyer details dropped), embargo and error mapping are the shared
-``transport.Transport``'s. Returns and refunds of the same interface will join this
-module.
+``transport.Transport``'s. Returns and seller refunds of the same interface are
+``returns_refunds.ReturnsRefundsCalls`` (mixed in here: one client per seller).
 
 Never call it inside a database transaction: a slow platform would hold row locks.
 """
@@ -17,7 +17,6 @@ import json
 import logging
 import time
 from collections.abc import Iterator, Mapping
-from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -27,6 +26,7 @@ from django.conf import settings
 from marketplace.platform.embargo import seller_holder
 from marketplace.platform.errors import PlatformMalformedResponse
 from marketplace.platform.rate_budget import budget_acquire
+from marketplace.platform.returns_refunds import ReturnsRefundsCalls, query_param
 from marketplace.platform.tokens import TokenSource
 from marketplace.platform.transport import Transport
 
@@ -38,17 +38,7 @@ logger = logging.getLogger(__name__)
 TOKEN_REUSE_SECONDS = 30.0
 
 
-def _param(value: Any) -> str:
-    if isinstance(value, datetime):
-        return value.astimezone(UTC).isoformat()
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list | tuple | set):
-        return ",".join(str(v) for v in value)
-    return str(value)
-
-
-class OrderSourceClient(Transport):
+class OrderSourceClient(ReturnsRefundsCalls, Transport):
     """Order calls on behalf of one seller, with the tokens of that seller's grant."""
 
     def __init__(
@@ -89,7 +79,7 @@ class OrderSourceClient(Transport):
 
     def list_orders(self, **filters: Any) -> dict[str, Any]:
         """One page of ``GET /orders``. Listings share the seller's request budget."""
-        params = {k: _param(v) for k, v in filters.items() if v is not None}
+        params = {k: query_param(v) for k, v in filters.items() if v is not None}
         page = self._expect_dict(self._request("GET", "/orders", params=params, budget=True))
         if not isinstance(page.get("orders"), list):
             raise PlatformMalformedResponse("order listing without an orders list", status=200)

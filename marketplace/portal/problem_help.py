@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from marketplace.orders.validation import ProblemCode
+from marketplace.orders.validation import ProblemCode, RefundProblemCode
 
 
 @dataclass(frozen=True)
@@ -62,3 +62,42 @@ FALLBACK = ProblemHelp(
 
 def problem_help(code: str) -> ProblemHelp:
     return HELP.get(code, FALLBACK)
+
+
+# The codes of a seller's refund or a buyer's return that the marketplace refused
+# (``marketplace/returns/checks.py``): what the seller reads on the portal.
+REFUND_HELP: dict[str, ProblemHelp] = {
+    RefundProblemCode.EXCESS_ITEM_REFUND: ProblemHelp(
+        "Refund above what the buyer paid",
+        "Together with what was already refunded on this line, this refund is more than "
+        "the buyer paid for it (item, tax and shipping, less discounts). Nothing of it was "
+        "paid to the buyer.",
+        "Post a new refund for at most the amount still open on the line (shown below).",
+    ),
+    RefundProblemCode.EXCESS_REFUND: ProblemHelp(
+        "Return refund above what the buyer paid",
+        "The amounts you refunded on this return, with earlier refunds of the line, come to "
+        "more than the buyer paid for it. Nothing of it was paid to the buyer.",
+        "Contact marketplace support: the return stays open until its amounts are corrected.",
+    ),
+    RefundProblemCode.EXCESS_QUANTITY: ProblemHelp(
+        "More refunded than ordered",
+        "The refund's quantity on a line is above the quantity the buyer ordered.",
+        "Post a new refund with at most the ordered quantity.",
+    ),
+    RefundProblemCode.UNKNOWN_LINE: ProblemHelp(
+        "Line not on this order",
+        "The refund names an order line that is not part of this order.",
+        "Post the refund again against a line of this order.",
+    ),
+    RefundProblemCode.CURRENCY_MISMATCH: ProblemHelp(
+        "Wrong currency",
+        "The refund is in a currency other than the one the buyer paid in.",
+        "Post the refund again in the order's currency.",
+    ),
+}
+REFUND_FALLBACK = ProblemHelp(
+    "Refund not accepted",
+    "The marketplace could not accept this refund.",
+    "Read the details below and contact marketplace support if it is unclear.",
+)

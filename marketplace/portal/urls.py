@@ -9,7 +9,7 @@ marketplace/urls.py mounts them:
 
 from django.urls import path
 
-from marketplace.portal import catalog_views, order_views, views
+from marketplace.portal import catalog_views, order_views, returns_views, views
 
 home_urlpatterns = [
     path("", views.home, name="portal"),
@@ -18,6 +18,7 @@ home_urlpatterns = [
 
 order_urlpatterns = [
     path("", order_views.order_list, name="orders"),
+    path("returns/", returns_views.returns, name="returns"),
     path("<int:order_id>/", order_views.order_detail, name="order"),
     path("<int:order_id>/live/", order_views.order_live, name="order_live"),
 ]

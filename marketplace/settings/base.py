@@ -110,6 +110,7 @@ INSTALLED_APPS = [
     "sellers",
     "marketplace.platform",
     "marketplace.orders",
+    "marketplace.returns",
     "marketplace.dashboard",
     "marketplace.catalog",
     "marketplace.portal",

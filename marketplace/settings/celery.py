@@ -79,6 +79,8 @@ CELERY_TASK_ROUTES = {
     "marketplace.orders.tasks.order_push_task": {"queue": "push"},
     "marketplace.orders.tasks.orders_push_drain_task": {"queue": "push"},
     "marketplace.orders.tasks.seller_pull_task": {"queue": "pull"},
+    "marketplace.returns.tasks.return_steps_drain_task": {"queue": "push"},
+    "marketplace.returns.tasks.seller_returns_pull_task": {"queue": "pull"},
     "sellers.tasks.connection_refresh_task": {"queue": "tokens"},
     # Catalog work (a 100 000-row feed's ingestion, the catalog's sweeps): its own queue,
     # so a big or poisonous feed never delays pushes or token refreshes. Production runs
@@ -110,6 +112,16 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     },
     "seller-pull-fan-out": {
         "task": "marketplace.orders.tasks.seller_pull_fan_out_task",
+        "schedule": PULL_INTERVAL_SECONDS,
+    },
+    # Returns and refunds: the outbox of their platform calls (also woken on commit), and
+    # one returns/refunds pull per seller with something open.
+    "return-steps-drain": {
+        "task": "marketplace.returns.tasks.return_steps_drain_task",
+        "schedule": 30.0,
+    },
+    "seller-returns-pull-fan-out": {
+        "task": "marketplace.returns.tasks.seller_returns_pull_fan_out_task",
         "schedule": PULL_INTERVAL_SECONDS,
     },
     "dashboard-activity-snapshot": {

@@ -174,3 +174,17 @@ EDRTS_MAX_FAILURES = 8
 EDRTS_SWEEP_SECONDS = 10.0
 # Settled outbox rows are kept this long (the page's counts, what happened), then pruned.
 EDRTS_KEEP_SENT_DAYS = 7
+
+# --- returns and seller refunds (marketplace/returns) ---
+# A return's respond_date: the seller is asked to answer within this many days; the staff
+# list shows returns still waiting after it.
+RETURN_RESPOND_DAYS = 14
+# Sellers' refunds are listed only for sellers with an order placed within this many days
+# that got past PENDING (refunds come after shipment); older orders are not watched.
+REFUND_WATCH_DAYS = env.int("REFUND_WATCH_DAYS", default=180)
+# Platform steps of returns and refunds (push a return, complete, report errors).
+RETURN_STEP_MAX_FAILURES = 8
+RETURN_STEP_LEASE_SECONDS = 120.0
+RETURN_STEP_BATCH_SIZE = 50
+# A return push waits this long between looks while its order is not on the platform yet.
+RETURN_PUSH_ORDER_WAIT_SECONDS = 10.0

@@ -49,7 +49,9 @@ def test_bench_smoke_runs_every_benchmark_and_writes_results(tmp_path: Path) -> 
     assert completed.returncode == 0, completed.stdout[-4000:] + completed.stderr[-4000:]
     results = json.loads(output.read_text())
     assert results["run"]["failed"] == []
-    assert {"machine", "p1", "p2", "p3", "p4", "p5", "p6", "p8"} <= results.keys()
+    assert {"machine", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8"} <= results.keys()
+    assert {"requests_small", "requests_large", "time_ratio"} <= results["p7"].keys()
+    assert results["p7"]["requests_small"] == results["p7"]["requests_large"]
     assert {"baseline_orders_per_s", "worker_orders_per_s", "ratio"} <= results["p1"].keys()
     assert {"select_ratio", "refresh_ratio", "refresh_token_reuse"} <= results["p2"].keys()
     assert results["p2"]["refresh_token_reuse"] == 0
@@ -92,4 +94,9 @@ def test_soak_smoke_loses_and_duplicates_nothing(tmp_path: Path) -> None:
     assert soak["failures_left"] == 0
     assert soak["invalid_not_rejected"] == 0
     assert soak["faults_fired"] > 0
+    assert soak["returns"] > 0
+    assert soak["refunds"] > 0
+    assert soak["refunds_paid_twice"] == 0
+    assert soak["ledger_mismatch"] == 0
+    assert soak["returns_unfinished"] == 0
     assert completed.returncode == 0, completed.stdout[-4000:]

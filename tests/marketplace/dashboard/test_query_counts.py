@@ -35,7 +35,9 @@ STAFF_PAGES: dict[str, tuple[Any, int]] = {
     "seller-live": (lambda w: f"/dashboard/sellers/{w.seller_with_orders().id}/live/", 5),
     "orders": (lambda w: "/dashboard/orders/", 4),
     "orders-failed": (lambda w: "/dashboard/orders/?status=failed&q=0", 4),
-    "order": (lambda w: f"/dashboard/orders/{w.order_with_everything().id}/", 11),  # +1: listings
+    # +1: listings; +3: returns, seller refunds, ledger (their lines and steps prefetched
+    # only when there are some)
+    "order": (lambda w: f"/dashboard/orders/{w.order_with_everything().id}/", 14),
     "order-live": (lambda w: f"/dashboard/orders/{w.order_with_everything().id}/live/", 4),
 }
 PORTAL_PAGES: dict[str, tuple[Any, int]] = {

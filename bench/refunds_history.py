@@ -1,0 +1,201 @@
+"""P7 — pulling sellers' refunds against history: 10 new refunds, with 100 vs 10 000
+completed refunds behind them.
+
+Two sellers, each given a history of ``small`` and ``large`` orders with one seller refund
+each, completed long ago, on both sides (the sandbox's bulk history call with
+``refund_status``; bulk inserts here, decided and completed). Each seller's returns pull
+runs once (it sets the refunds watermark). Each round places ``new`` orders per seller at
+the sandbox, ships them, has the seller refund a line of each (the control API), and times
+one returns/refunds pull of each seller, counting the requests the sandbox saw (then the
+refunds are marked complete, untimed, as a worker would). The
+listing asks for refunds still ``CREATED`` and changed after the watermark, so history
+costs no request. Goals: the same requests for both sellers, time <= 1.2x.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Any
+
+from bench.harness import (
+    CLIENT_ID,
+    BenchEnvironment,
+    bulk_insert,
+    log,
+    orders_insert,
+    platform_sellers_create,
+    seller_connect,
+    sellers_create,
+)
+from bench.threads import orders_put
+
+
+def _requests(sandbox: Any) -> dict[str, int]:
+    counts = sandbox.state()["requests"]["by_endpoint"]
+    return {endpoint: sum(statuses.values()) for endpoint, statuses in counts.items()}
+
+
+def _history_here(seller_id: int, size: int, prefix: str) -> None:
+    """``size`` shipped orders with one completed, accepted refund each (and its ledger)."""
+    from django.utils import timezone
+
+    from marketplace.orders.models import OrderLine
+    from marketplace.returns.models import RefundLedgerEntry, SellerRefund
+
+    order_ids = orders_insert(
+        seller_ids=[seller_id], count=size, prefix=prefix, state="SHIPPED", sync_status="synced"
+    )
+    now = timezone.now()
+    refund_ids = bulk_insert(
+        SellerRefund,
+        (
+            {
+                "seller_id": seller_id,
+                "order_id": order_id,
+                "refund_id": f"H{seller_id}-{i}",
+                "status": "COMPLETED",
+                "notes": "",
+                "platform_digest": "",
+                "decision": "accepted",
+                "decided_at": now,
+                "errors": [],
+                "created_at": now,
+                "updated_at": now,
+            }
+            for i, order_id in enumerate(order_ids)
+        ),
+    )
+    first_lines = dict(
+        OrderLine.objects.filter(order_id__in=order_ids, mp_line_number="1").values_list(
+            "order_id", "id"
+        )
+    )
+    bulk_insert(
+        RefundLedgerEntry,
+        (
+            {
+                "order_id": order_id,
+                "order_line_id": first_lines[order_id],
+                "refund_id": refund_id,
+                "currency": "EUR",
+                "amount": "1.00",
+                "detail": {},
+                "paid_out_at": now,
+                "paid_out_by": "bench",
+                "created_at": now,
+            }
+            for order_id, refund_id in zip(order_ids, refund_ids, strict=True)
+        ),
+    )
+
+
+def run(
+    env: BenchEnvironment, *, small: int = 100, large: int = 10_000, new: int = 10, rounds: int = 3
+) -> dict[str, Any]:
+    from unittest import mock
+
+    from marketplace.orders.models import Order
+    from marketplace.orders.payloads import order_payload
+    from marketplace.returns.services import steps
+    from marketplace.returns.services.pull import seller_returns_pull
+    from marketplace.returns.services.steps import return_steps_drain
+
+    assert env.sandbox is not None
+    sandbox = env.sandbox
+    env.flush()
+    sandbox.reset(keep_accounts=True)
+    sellers = sellers_create(count=2, prefix="p7")
+    names = platform_sellers_create(sandbox, sellers)
+    connections = [seller_connect(sandbox, s, n) for s, n in zip(sellers, names, strict=True)]
+    sizes = [small, large]
+    # The steps (complete) are not what is measured: no wake-ups to a broker.
+    with mock.patch.object(steps, "steps_wake", return_value=None):
+        for seller, name, size in zip(sellers, names, sizes, strict=True):
+            sandbox.control(
+                "POST",
+                "/orders/history",
+                {"client_id": CLIENT_ID, "seller": name, "count": size,
+                 "prefix": f"P7-{seller.id}-H", "days_ago": 30, "refund_status": "COMPLETED"},
+            )  # fmt: skip
+            _history_here(seller.id, size, f"P7-{seller.id}")
+            first = seller_returns_pull(seller_id=seller.id)
+            if first.error:
+                raise RuntimeError(f"the first pull failed: {first.error}")
+        log(f"P7 history in place: {small} and {large} completed refunds")
+
+        measured: dict[int, list[dict[str, Any]]] = {size: [] for size in sizes}
+        for round_no in range(rounds):
+            for seller, name, connection in zip(sellers, names, connections, strict=True):
+                ids = orders_insert(
+                    seller_ids=[seller.id],
+                    count=new,
+                    prefix=f"P7-NEW{round_no}-{seller.id}",
+                    sync_status="synced",
+                )
+                orders = Order.objects.filter(id__in=ids).prefetch_related("lines")
+                token = connection.access_token
+                jobs = [(token, o.mp_order_number, order_payload(o)) for o in orders]
+                orders_put(sandbox.api_url, jobs, 4, what="placing orders")
+                for _, number, _ in jobs:
+                    sandbox.ship(number, seller=name)
+                    sandbox.control(
+                        "POST",
+                        f"/orders/{number}/refunds",
+                        {
+                            "seller": name,
+                            "refund_lines": [
+                                {
+                                    "mp_line_number": "1",
+                                    "refund_reason": "OTHER",
+                                    "refund_quantity": 0,
+                                    "currency": "EUR",
+                                    "item_refund": "1.00",
+                                }
+                            ],
+                        },
+                    )
+            for seller, size in zip(sellers, sizes, strict=True):
+                before = _requests(sandbox)
+                started = time.perf_counter()
+                result = seller_returns_pull(seller_id=seller.id)
+                seconds = time.perf_counter() - started
+                after = _requests(sandbox)
+                made = {
+                    k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)
+                }
+                if result.error or result.decided != new:
+                    raise RuntimeError(f"P7 pull of seller with {size} went wrong: {result}")
+                measured[size].append(
+                    {
+                        "seconds": round(seconds, 4),
+                        "requests": made,
+                        "listed": result.refunds_listed,
+                    }
+                )
+            # Answer them (mark complete), as the worker would between pulls: a completed
+            # refund is no longer CREATED and leaves the listing.
+            return_steps_drain()
+    median = {size: statistics.median(m["seconds"] for m in measured[size]) for size in sizes}
+    requests_equal = all(
+        a["requests"] == b["requests"]
+        for a, b in zip(measured[small], measured[large], strict=True)
+    )
+    ratio = round(median[large] / median[small], 3)
+    return {
+        "small": small,
+        "large": large,
+        "new_per_round": new,
+        "rounds": rounds,
+        "pulls": {str(size): measured[size] for size in sizes},
+        "requests_small": sum(measured[small][-1]["requests"].values()),
+        "requests_large": sum(measured[large][-1]["requests"].values()),
+        "requests_by_endpoint_small": measured[small][-1]["requests"],
+        "requests_by_endpoint_large": measured[large][-1]["requests"],
+        "requests_equal": requests_equal,
+        "ms_small": round(median[small] * 1000, 1),
+        "ms_large": round(median[large] * 1000, 1),
+        "time_ratio": ratio,
+        "goal_time_ratio": 1.2,
+        "goal_met": requests_equal and ratio <= 1.2,
+    }

@@ -1,0 +1,29 @@
+"""Staff pages of returns and refunds: what waits on someone, with retry."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from marketplace.access import StaffRequest, staff_required
+from marketplace.returns import selectors
+from marketplace.returns.services.steps import step_retry as step_retry_service
+
+
+@require_GET
+@staff_required
+def returns_waiting(request: HttpRequest) -> HttpResponse:
+    return render(request, "dashboard/returns_waiting.html", selectors.returns_waiting())
+
+
+@require_POST
+@staff_required
+def step_retry(request: StaffRequest, step_id: int) -> HttpResponse:
+    # A retry is harmless (every step is idempotent at the platform): no confirmation.
+    if step_retry_service(step_id=step_id):
+        messages.success(request, "Queued: the platform call is sent again now.")
+    else:
+        messages.error(request, "Nothing to retry: that call is already done.")
+    return redirect("dashboard:returns")

@@ -1,0 +1,31 @@
+"""The seller's returns page: buyers' returns waiting for the seller's authorization,
+and the refunds and returns the marketplace refused, in plain words."""
+
+from __future__ import annotations
+
+from django.http import HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from marketplace.portal.problem_help import REFUND_FALLBACK, REFUND_HELP
+from marketplace.returns.selectors import seller_returns_waiting
+from sellers.access import SellerRequest, seller_required
+
+
+def _explained(errors: list[dict]) -> list[tuple[dict, object]]:
+    return [(error, REFUND_HELP.get(error.get("code", ""), REFUND_FALLBACK)) for error in errors]
+
+
+@require_GET
+@seller_required
+def returns(request: SellerRequest) -> HttpResponse:
+    data = seller_returns_waiting(seller_id=request.seller.pk)
+    return render(
+        request,
+        "portal/returns.html",
+        {
+            "awaiting": data["awaiting"],
+            "refused_refunds": [(r, _explained(r.errors or [])) for r in data["refused_refunds"]],
+            "refused_returns": [(r, _explained(r.errors or [])) for r in data["refused_returns"]],
+        },
+    )

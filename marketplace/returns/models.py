@@ -1,0 +1,352 @@
+"""Returns, sellers' refunds, the marketplace's decisions on them and the refund ledger.
+
+* ``Return`` / ``ReturnLine``: a return the back office created through intake (what we
+  push), with the platform's progress as last pulled (status, RMA, the seller's refund
+  amounts) and our decision.
+* ``SellerRefund`` / ``SellerRefundLine``: a refund a seller posted on its own, as
+  pulled, with our decision.
+* ``RefundLedgerEntry``: what the marketplace owes the buyer, one row per accepted refund
+  or return and order line, written in the same transaction as the decision; unique, so a
+  repeat can never write a second row. ``paid_out_at`` is set by the payments side.
+* ``PlatformStep``: the outbox of returns and refunds: every call the platform must get
+  (push a return, mark complete, report errors) is a row with a state and a next-attempt
+  time, written in the transaction that makes it necessary.
+* ``SellerReturnsPullState``: per seller, the pull's watermarks (returns, refunds).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.db import models
+from django.db.models import Q
+
+
+class Decision(models.TextChoices):
+    NONE = "", "Not decided"
+    ACCEPTED = "accepted", "Accepted"
+    REFUSED = "refused", "Refused"
+
+
+class ReturnStatus(models.TextChoices):
+    AWAITING_AUTHORIZATION = "AWAITING_AUTHORIZATION", "Awaiting the seller's authorization"
+    AUTHORIZED = "AUTHORIZED", "Authorized by the seller"
+    REFUNDED = "REFUNDED", "Refunded by the seller"
+    COMPLETED = "COMPLETED", "Completed"
+    REJECTED = "REJECTED", "Rejected by the seller"
+
+
+class Return(models.Model):
+    Status = ReturnStatus
+
+    order = models.ForeignKey("orders.Order", on_delete=models.PROTECT, related_name="returns")
+    seller = models.ForeignKey("sellers.Seller", on_delete=models.PROTECT, related_name="returns")
+    mp_return_number = models.CharField(max_length=128)
+    reason = models.TextField()
+    carrier = models.CharField(max_length=64, blank=True)
+    tracking_number = models.CharField(max_length=128, blank=True)
+    request_date = models.DateField()
+    respond_date = models.DateField()
+    # SHA-256 of the canonical intake body: same body again → idempotent, other → 409.
+    intake_fingerprint = models.CharField(max_length=64, editable=False)
+
+    # The platform's view, from the last pull (AWAITING_AUTHORIZATION until then).
+    status = models.CharField(
+        max_length=32, choices=ReturnStatus.choices, default=ReturnStatus.AWAITING_AUTHORIZATION
+    )
+    rma = models.CharField(max_length=128, blank=True)
+    notes = models.TextField(blank=True)
+    platform_digest = models.CharField(max_length=64, blank=True, editable=False)
+    pulled_at = models.DateTimeField(null=True, blank=True)
+
+    decision = models.CharField(
+        max_length=16, choices=Decision.choices, default=Decision.NONE, blank=True
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    # What we reported ([{code, message, mp_return_line_number}]) when refused.
+    errors = models.JSONField(default=list, blank=True)
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["order", "mp_return_number"], name="return_unique_number"
+            )
+        ]
+        indexes = [
+            # The pull's "open returns of this seller" (and the staff list of waiting ones).
+            models.Index(fields=["seller", "status"], name="return_seller_status"),
+            models.Index(fields=["status", "respond_date"], name="return_status_respond"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.order_id}/{self.mp_return_number}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.status not in (ReturnStatus.COMPLETED, ReturnStatus.REJECTED) and (
+            self.decision != Decision.REFUSED
+        )
+
+
+class ReturnLine(models.Model):
+    return_request = models.ForeignKey(Return, on_delete=models.CASCADE, related_name="lines")
+    mp_return_line_number = models.CharField(max_length=128)
+    order_line = models.ForeignKey(
+        "orders.OrderLine", on_delete=models.PROTECT, related_name="return_lines"
+    )
+    quantity = models.PositiveIntegerField()
+    preauthorized = models.BooleanField(default=False)
+    requested_refund_principal = models.DecimalField(max_digits=12, decimal_places=2)
+    requested_refund_tax = models.DecimalField(max_digits=12, decimal_places=2)
+    # The seller's refund amounts (``.../refunds``), once REFUNDED.
+    principal_refund_amount = models.DecimalField(
+        max_digits=12, decimal_places=2, null=True, blank=True
+    )
+    shipping_refund_amount = models.DecimalField(
+        max_digits=12, decimal_places=2, null=True, blank=True
+    )
+
+    class Meta:
+        ordering = ["return_request_id", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["return_request", "mp_return_line_number"], name="returnline_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.return_request_id}/{self.mp_return_line_number}"
+
+
+class RefundStatus(models.TextChoices):
+    CREATED = "CREATED", "Posted by the seller"
+    COMPLETED = "COMPLETED", "Completed"
+    REFUSED = "REFUSED", "Refused by the marketplace"
+
+
+class SellerRefund(models.Model):
+    Status = RefundStatus
+
+    seller = models.ForeignKey(
+        "sellers.Seller", on_delete=models.PROTECT, related_name="seller_refunds"
+    )
+    order = models.ForeignKey(
+        "orders.Order", on_delete=models.PROTECT, related_name="seller_refunds"
+    )
+    # The platform's ``feedamp_refund_id`` (a number; kept as text, as it appears in paths).
+    refund_id = models.CharField(max_length=64)
+    status = models.CharField(max_length=16, choices=RefundStatus.choices)
+    notes = models.TextField(blank=True)
+    date_created = models.DateTimeField(null=True, blank=True)
+    platform_digest = models.CharField(max_length=64, blank=True, editable=False)
+    pulled_at = models.DateTimeField(null=True, blank=True)
+
+    decision = models.CharField(
+        max_length=16, choices=Decision.choices, default=Decision.NONE, blank=True
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    errors = models.JSONField(default=list, blank=True)
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["seller", "refund_id"], name="sellerrefund_unique_id")
+        ]
+        indexes = [
+            models.Index(fields=["seller", "decision"], name="sellerrefund_seller_decision"),
+            models.Index(fields=["order"], name="sellerrefund_order"),
+        ]
+
+    def __str__(self) -> str:
+        return f"refund {self.refund_id} of {self.order_id}"
+
+
+class SellerRefundLine(models.Model):
+    refund = models.ForeignKey(SellerRefund, on_delete=models.CASCADE, related_name="lines")
+    mp_line_number = models.CharField(max_length=128)
+    # None when the platform names a line the order does not have (UNKNOWN_LINE).
+    order_line = models.ForeignKey(
+        "orders.OrderLine",
+        on_delete=models.PROTECT,
+        related_name="seller_refund_lines",
+        null=True,
+        blank=True,
+    )
+    currency = models.CharField(max_length=3)
+    refund_quantity = models.IntegerField(default=0)
+    item_refund = models.DecimalField(max_digits=12, decimal_places=2, default=Decimal("0"))
+    item_tax_refund = models.DecimalField(max_digits=12, decimal_places=2, default=Decimal("0"))
+    shipping_refund = models.DecimalField(max_digits=12, decimal_places=2, default=Decimal("0"))
+    shipping_tax_refund = models.DecimalField(max_digits=12, decimal_places=2, default=Decimal("0"))
+    discount_refund = models.DecimalField(max_digits=12, decimal_places=2, default=Decimal("0"))
+    reason = models.CharField(max_length=128, blank=True)
+
+    class Meta:
+        ordering = ["refund_id", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.refund_id}/{self.mp_line_number}"
+
+    @property
+    def takes(self) -> Decimal:
+        """What this line takes from the order line (the readings table)."""
+        return (
+            self.item_refund
+            + self.item_tax_refund
+            + self.shipping_refund
+            + self.shipping_tax_refund
+            - self.discount_refund
+        )
+
+
+class RefundLedgerEntry(models.Model):
+    """Money the marketplace pays back to the buyer: one accepted refund or return, one
+    order line. Written with the decision; never a second row for the same pair."""
+
+    order = models.ForeignKey("orders.Order", on_delete=models.PROTECT, related_name="ledger")
+    order_line = models.ForeignKey(
+        "orders.OrderLine", on_delete=models.PROTECT, related_name="ledger_entries"
+    )
+    refund = models.ForeignKey(
+        SellerRefund, on_delete=models.PROTECT, null=True, blank=True, related_name="ledger"
+    )
+    return_request = models.ForeignKey(
+        Return, on_delete=models.PROTECT, null=True, blank=True, related_name="ledger"
+    )
+    currency = models.CharField(max_length=3)
+    amount = models.DecimalField(max_digits=12, decimal_places=2)
+    # The parts, for people: item (with its tax for a return), shipping, discount.
+    detail = models.JSONField(default=dict, blank=True)
+    paid_out_at = models.DateTimeField(null=True, blank=True)
+    paid_out_by = models.CharField(max_length=150, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["refund", "order_line"],
+                condition=Q(refund__isnull=False),
+                name="ledger_once_per_refund_line",
+            ),
+            models.UniqueConstraint(
+                fields=["return_request", "order_line"],
+                condition=Q(return_request__isnull=False),
+                name="ledger_once_per_return_line",
+            ),
+            models.CheckConstraint(
+                condition=(Q(refund__isnull=False) & Q(return_request__isnull=True))
+                | (Q(refund__isnull=True) & Q(return_request__isnull=False)),
+                name="ledger_one_source",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["created_at"],
+                condition=Q(paid_out_at__isnull=True),
+                name="ledger_unpaid",
+            ),
+            models.Index(fields=["order_line"], name="ledger_line"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.amount} {self.currency} for {self.order_line_id}"
+
+
+class StepKind(models.TextChoices):
+    PUSH_RETURN = "push_return", "Send the return"
+    COMPLETE_RETURN = "complete_return", "Mark the return complete"
+    REPORT_RETURN = "report_return", "Report the return's errors"
+    COMPLETE_REFUND = "complete_refund", "Mark the refund complete"
+    REPORT_REFUND = "report_refund", "Report the refund's errors"
+
+
+class StepStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    RETRYING = "retrying", "Retrying"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed (needs a person)"
+
+
+class PlatformStep(models.Model):
+    """One call the platform must get for a return or a refund (the outbox)."""
+
+    Kind = StepKind
+    Status = StepStatus
+
+    kind = models.CharField(max_length=20, choices=StepKind.choices)
+    seller = models.ForeignKey("sellers.Seller", on_delete=models.CASCADE, related_name="+")
+    return_request = models.ForeignKey(
+        Return, on_delete=models.CASCADE, null=True, blank=True, related_name="steps"
+    )
+    refund = models.ForeignKey(
+        SellerRefund, on_delete=models.CASCADE, null=True, blank=True, related_name="steps"
+    )
+    body = models.JSONField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=StepStatus.choices, default=StepStatus.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    failures = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    claim_token = models.CharField(max_length=32, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    last_error_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    done_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["kind", "return_request"],
+                condition=Q(return_request__isnull=False),
+                name="step_once_per_return",
+            ),
+            models.UniqueConstraint(
+                fields=["kind", "refund"],
+                condition=Q(refund__isnull=False),
+                name="step_once_per_refund",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["next_attempt_at"],
+                condition=Q(status__in=["pending", "retrying"]),
+                name="step_due",
+            ),
+            models.Index(fields=["status", "-updated_at"], name="step_status_recent"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.return_request_id or self.refund_id}: {self.status}"
+
+
+class SellerReturnsPullState(models.Model):
+    """Per seller: where the returns and refunds listings stand, and the pull's lease."""
+
+    seller = models.OneToOneField(
+        "sellers.Seller", on_delete=models.CASCADE, related_name="returns_pull_state"
+    )
+    # Our clock at the start of the last complete listing of each kind: the next one asks
+    # for changes strictly after it, less PULL_CURSOR_OVERLAP (see services/pull.py).
+    returns_watermark = models.DateTimeField(null=True, blank=True)
+    refunds_watermark = models.DateTimeField(null=True, blank=True)
+    claim_token = models.CharField(max_length=32, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    last_finished_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["seller_id"]
+
+    def __str__(self) -> str:
+        return f"returns pull state of seller {self.seller_id}"

@@ -1,0 +1,289 @@
+"""The outbox of returns and refunds: calls the platform must get, run until done.
+
+Each ``PlatformStep`` is written in the transaction that makes it necessary (a return
+stored by intake → push it; a decision → mark complete or report errors), so none is
+lost; on commit a wake-up is queued, and the beat sweeper drains whatever is due anyway
+(a lost message only delays). Like the order push (``orders/services/push.py``): a
+drain *claims* due rows in a short transaction (``SKIP LOCKED``, a lease), calls the
+platform with no transaction open, and records each answer only while it still holds
+the claim.
+
+* A return's push waits until its order is on the platform (``OrderSync.pushed_version``):
+  never overtaken by its own order.
+* A 429 (or a held embargo) comes back when the platform said, not counted as a failure;
+  other transient failures back off (``orders.backoff``) and, after
+  ``RETURN_STEP_MAX_FAILURES``, the step is a dead letter staff can retry; a 4xx is a dead
+  letter at once (the platform refuses the call as it is).
+* Every call is idempotent at the platform (PUT of the same body, ``complete`` once
+  complete, the same errors body again), so a step whose answer was lost is simply sent
+  again.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections import defaultdict
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from marketplace.orders.backoff import push_backoff_seconds, rate_limited_wait_seconds
+from marketplace.orders.models import OrderSync
+from marketplace.platform.errors import (
+    PlatformAuthError,
+    PlatformError,
+    PlatformRateLimited,
+    PlatformRejected,
+)
+from marketplace.platform.order_source import OrderSourceClient
+from marketplace.returns.models import (
+    PlatformStep,
+    RefundStatus,
+    Return,
+    ReturnStatus,
+    SellerRefund,
+    StepKind,
+    StepStatus,
+)
+from marketplace.returns.payloads import return_payload
+from sellers.errors import ConnectionNotLive, SellerConnectionError
+from sellers.models import PlatformConnection
+from sellers.token_source import order_client_for
+
+logger = logging.getLogger(__name__)
+
+OPEN = (StepStatus.PENDING, StepStatus.RETRYING)
+# A seller whose connection is not live: look again after this long (not a failure).
+WAIT_FOR_CONNECTION_SECONDS = 60.0
+
+
+def steps_wake() -> None:
+    """Queue a drain once the current transaction commits."""
+    from marketplace.returns.tasks import return_steps_drain_task  # tasks import services
+
+    transaction.on_commit(return_steps_drain_task.delay)
+
+
+def step_add(
+    *,
+    kind: str,
+    seller_id: int,
+    return_id: int | None = None,
+    refund_id: int | None = None,
+    body: Any = None,
+) -> PlatformStep:
+    """The step ``kind`` of this return or refund, due now (once: a second add of the same
+    kind returns the first). Call inside the transaction that makes it necessary."""
+    step, created = PlatformStep.objects.get_or_create(
+        kind=kind,
+        return_request_id=return_id,
+        refund_id=refund_id,
+        defaults={"seller_id": seller_id, "body": body, "next_attempt_at": timezone.now()},
+    )
+    if created:
+        steps_wake()
+    return step
+
+
+def step_retry(*, step_id: int) -> bool:
+    """Staff's retry of a dead letter (or a waiting step): due now, failures forgotten."""
+    updated = PlatformStep.objects.filter(pk=step_id).exclude(status=StepStatus.DONE)
+    changed = updated.update(
+        status=StepStatus.PENDING,
+        failures=0,
+        next_attempt_at=timezone.now(),
+        claim_token="",
+        lease_until=None,
+        updated_at=timezone.now(),
+    )
+    if changed:
+        steps_wake()
+    return bool(changed)
+
+
+# --- the drain ----------------------------------------------------------------------------
+
+
+def _due(now: datetime) -> Q:
+    return Q(status__in=OPEN, next_attempt_at__lte=now) & (
+        Q(claim_token="") | Q(lease_until__lt=now)
+    )
+
+
+def _claim(*, step_ids: list[int] | None, limit: int) -> tuple[str, list[PlatformStep]]:
+    now = timezone.now()
+    token = secrets.token_hex(16)
+    with transaction.atomic():
+        query = PlatformStep.objects.select_for_update(skip_locked=True).filter(_due(now))
+        if step_ids is not None:
+            query = query.filter(pk__in=step_ids)
+        steps = list(query.order_by("next_attempt_at", "id")[:limit])
+        for step in steps:
+            step.claim_token = token
+            step.lease_until = now + timedelta(seconds=settings.RETURN_STEP_LEASE_SECONDS)
+            step.attempts += 1
+        PlatformStep.objects.bulk_update(steps, ["claim_token", "lease_until", "attempts"])
+    return token, steps
+
+
+def return_steps_drain(*, step_ids: list[int] | None = None, rounds: int = 20) -> int:
+    """Run due steps in batches (or only ``step_ids``); returns how many were run."""
+    ran = 0
+    for _ in range(rounds):
+        token, steps = _claim(step_ids=step_ids, limit=settings.RETURN_STEP_BATCH_SIZE)
+        if not steps:
+            break
+        by_seller: dict[int, list[PlatformStep]] = defaultdict(list)
+        for step in steps:
+            by_seller[step.seller_id].append(step)
+        for seller_id, seller_steps in by_seller.items():
+            _run_seller_steps(seller_id, seller_steps, token)
+        ran += len(steps)
+        if step_ids is not None:
+            break
+    return ran
+
+
+def _run_seller_steps(seller_id: int, steps: list[PlatformStep], token: str) -> None:
+    connection = PlatformConnection.objects.filter(seller_id=seller_id).first()
+    if connection is None or not connection.is_live:
+        for step in steps:
+            _record(step, token, "waiting", "the seller's platform connection is not live")
+        return
+    client = order_client_for(connection)
+    held: tuple[str, str, float | None] | None = None
+    for step in sorted(steps, key=lambda s: s.id):
+        if held is not None:  # a 429 or a lost grant holds the seller's other steps
+            _record(step, token, held[0], held[1], retry_after=held[2])
+            continue
+        kind, message, status, retry_after = _call(client, step)
+        _record(step, token, kind, message, status=status, retry_after=retry_after)
+        if kind in ("rate_limited", "waiting"):
+            held = (kind, message, retry_after)
+
+
+def _call(
+    client: OrderSourceClient, step: PlatformStep
+) -> tuple[str, str, int | None, float | None]:
+    """(outcome, message, HTTP status, retry_after) of one step's call."""
+    try:
+        if step.kind == StepKind.PUSH_RETURN:
+            return_request = Return.objects.select_related("order").get(
+                pk=step.return_request_id or 0
+            )
+            pushed = (
+                OrderSync.objects.filter(order_id=return_request.order_id)
+                .values_list("pushed_version", flat=True)
+                .first()
+            )
+            if not pushed:
+                return (
+                    "order_not_on_platform",
+                    "waiting for the order to reach the platform",
+                    None,
+                    None,
+                )
+            client.put_return(
+                return_request.order.mp_order_number,
+                return_request.mp_return_number,
+                return_payload(return_request),
+            )
+        elif step.kind in (StepKind.COMPLETE_RETURN, StepKind.REPORT_RETURN):
+            return_request = Return.objects.select_related("order").get(
+                pk=step.return_request_id or 0
+            )
+            number, ret = return_request.order.mp_order_number, return_request.mp_return_number
+            if step.kind == StepKind.COMPLETE_RETURN:
+                client.complete_return(number, ret)
+            else:
+                client.post_return_errors(number, ret, list(step.body or []))
+        else:
+            refund = SellerRefund.objects.select_related("order").get(pk=step.refund_id or 0)
+            number = refund.order.mp_order_number
+            if step.kind == StepKind.COMPLETE_REFUND:
+                client.complete_refund(number, refund.refund_id)
+            else:
+                client.post_refund_errors(number, refund.refund_id, list(step.body or []))
+    except ConnectionNotLive as exc:
+        return "waiting", str(exc) or "connection not live", None, None
+    except SellerConnectionError as exc:
+        return "transient", str(exc), None, None
+    except PlatformRateLimited as exc:
+        return "rate_limited", exc.message, exc.status, exc.retry_after
+    except PlatformRejected as exc:
+        return "rejected", exc.message, exc.status, None
+    except PlatformAuthError as exc:
+        return "transient", exc.message, exc.status, None
+    except PlatformError as exc:
+        return "transient", exc.message, exc.status, exc.retry_after
+    except Exception as exc:
+        logger.exception("unexpected error in return step %s", step.pk)
+        return "transient", f"unexpected error: {exc!r}", None, None
+    return "ok", "", None, None
+
+
+def _record(
+    step: PlatformStep,
+    token: str,
+    kind: str,
+    message: str,
+    *,
+    status: int | None = None,
+    retry_after: float | None = None,
+) -> None:
+    now = timezone.now()
+    with transaction.atomic():
+        locked = PlatformStep.objects.select_for_update().filter(pk=step.pk, claim_token=token)
+        row = locked.first()
+        if row is None:
+            return  # our lease ran out and another drain has it now
+        row.claim_token = ""
+        row.lease_until = None
+        row.last_error = message[:2000]
+        row.last_error_status = status
+        if kind == "ok":
+            row.status = StepStatus.DONE
+            row.done_at = now
+            row.next_attempt_at = None
+            _after_done(row)
+        elif kind == "order_not_on_platform":
+            row.status = StepStatus.PENDING
+            row.attempts = max(0, row.attempts - 1)
+            row.next_attempt_at = now + timedelta(seconds=settings.RETURN_PUSH_ORDER_WAIT_SECONDS)
+        elif kind == "waiting":
+            row.status = StepStatus.RETRYING
+            row.next_attempt_at = now + timedelta(seconds=WAIT_FOR_CONNECTION_SECONDS)
+        elif kind == "rate_limited":
+            row.status = StepStatus.RETRYING
+            row.next_attempt_at = now + timedelta(seconds=rate_limited_wait_seconds(retry_after))
+        else:
+            row.failures += 1
+            if kind == "rejected" or row.failures >= settings.RETURN_STEP_MAX_FAILURES:
+                row.status = StepStatus.FAILED
+                row.next_attempt_at = None
+            else:
+                row.status = StepStatus.RETRYING
+                wait = max(push_backoff_seconds(row.failures), retry_after or 0.0)
+                row.next_attempt_at = now + timedelta(seconds=wait)
+        row.save()
+
+
+def _after_done(step: PlatformStep) -> None:
+    """What a step's success tells us about its return or refund (we made that change)."""
+    if step.kind == StepKind.COMPLETE_RETURN:
+        Return.objects.filter(pk=step.return_request_id or 0).update(
+            status=ReturnStatus.COMPLETED, updated_at=timezone.now()
+        )
+    elif step.kind == StepKind.COMPLETE_REFUND:
+        SellerRefund.objects.filter(pk=step.refund_id or 0).update(
+            status=RefundStatus.COMPLETED, updated_at=timezone.now()
+        )
+    elif step.kind == StepKind.REPORT_REFUND:
+        SellerRefund.objects.filter(pk=step.refund_id or 0).update(
+            status=RefundStatus.REFUSED, updated_at=timezone.now()
+        )

@@ -1,0 +1,163 @@
+"""The returns/refunds pull follows change, not history."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from marketplace.returns.intake_schema import ReturnIn
+from marketplace.returns.models import RefundLedgerEntry, Return, SellerRefund
+from marketplace.returns.selectors import (
+    seller_has_open_returns_or_refunds,
+    sellers_with_open_returns_or_refunds,
+)
+from marketplace.returns.services.intake import return_create
+from marketplace.returns.services.pull import seller_returns_pull
+from marketplace.returns.services.steps import return_steps_drain
+from tests.factories import OrderFactory, PlatformConnectionFactory, SellerFactory
+from tests.marketplace.returns.conftest import FakeOrderSource, refund_line, shipped_order
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_seller_with_nothing_open_is_not_listed(fake_platform: FakeOrderSource) -> None:
+    seller = SellerFactory()
+    PlatformConnectionFactory(seller=seller)
+    OrderFactory(seller=seller, state="PENDING")
+    assert not seller_has_open_returns_or_refunds(seller_id=seller.pk)
+    assert seller not in sellers_with_open_returns_or_refunds()
+    result = seller_returns_pull(seller_id=seller.pk)
+    assert (result.ran, result.requests, fake_platform.calls) == (False, 0, [])
+
+
+def _requests_for(fake: FakeOrderSource, seller_id: int) -> int:
+    before = len(fake.calls)
+    seller_returns_pull(seller_id=seller_id)
+    return len([n for n, _ in fake.calls[before:] if n.startswith("list_")])
+
+
+def test_many_completed_refunds_cost_the_same_requests_as_few(
+    fake_platform: FakeOrderSource, wakes: list[str]
+) -> None:
+    small, large = shipped_order(number="SMALL"), shipped_order(number="LARGE")
+    small.lines.update(quantity=1000, unit_price=Decimal("1000"))
+    large.lines.update(quantity=1000, unit_price=Decimal("1000"))
+    refund_id = 1
+    # history: 5 refunds of one seller, 120 of the other, all decided and completed
+    for order, count in ((small, 5), (large, 120)):
+        for _ in range(count):
+            fake_platform.add_refund(refund_id, order.mp_order_number, [refund_line(item="1.00")])
+            refund_id += 1
+        seller_returns_pull(seller_id=order.seller_id)
+        return_steps_drain()
+    assert SellerRefund.objects.filter(status="COMPLETED").count() == 125
+    # now 3 new refunds each
+    for order in (small, large):
+        for _ in range(3):
+            fake_platform.add_refund(refund_id, order.mp_order_number, [refund_line(item="1.00")])
+            refund_id += 1
+    assert _requests_for(fake_platform, small.seller_id) == _requests_for(
+        fake_platform, large.seller_id
+    )
+    # and a pull with nothing new reads nothing it has seen (one empty listing)
+    calls_before = len(fake_platform.calls)
+    return_steps_drain()
+    result = seller_returns_pull(seller_id=large.seller_id)
+    assert result.changed == 0
+    assert result.decided == 0
+    listed = [c for c in fake_platform.calls[calls_before:] if c[0] == "list_refunds"]
+    assert len(listed) == 1
+    assert listed[0][1]["status"] == ["CREATED"]
+    assert listed[0][1]["updated_after"] is not None
+
+
+def test_a_repeated_listing_decides_and_pays_once(
+    fake_platform: FakeOrderSource, wakes: list[str], settings: Any
+) -> None:
+    order = shipped_order()
+    fake_platform.add_refund(7, order.mp_order_number, [refund_line(item="5.00")])
+    seller_returns_pull(seller_id=order.seller_id)
+    # the watermark is forgotten: everything is listed again
+    from marketplace.returns.models import SellerReturnsPullState
+
+    SellerReturnsPullState.objects.update(refunds_watermark=None)
+    seller_returns_pull(seller_id=order.seller_id)
+    assert RefundLedgerEntry.objects.count() == 1
+    assert fake_platform.names().count("list_refunds") == 2
+
+
+def test_a_return_is_followed_until_refunded_decided_and_completed(
+    fake_platform: FakeOrderSource, wakes: list[str]
+) -> None:
+    order = shipped_order()
+    data = ReturnIn.model_validate(
+        {
+            "mp_return_number": "R1",
+            "reason": "x",
+            "return_lines": [{"mp_line_number": "1", "quantity": 1}],
+        }
+    )
+    return_create(mp_order_number=order.mp_order_number, data=data)
+    return_steps_drain()  # pushed
+    number = order.mp_order_number
+    fake_platform.set_return(number, "R1", "AUTHORIZED", rma="RMA-1")
+    seller_returns_pull(seller_id=order.seller_id)
+    assert Return.objects.get().rma == "RMA-1"
+    fake_platform.set_return(number, "R1", "REFUNDED")
+    fake_platform.return_refunds[(number, "R1")] = [
+        {
+            "mp_return_line_number": "1",
+            "principal_refund_amount": 10.8,
+            "shipping_refund_amount": 1.5,
+        }
+    ]
+    seller_returns_pull(seller_id=order.seller_id)
+    ret = Return.objects.get()
+    assert ret.decision == "accepted"
+    assert RefundLedgerEntry.objects.get().amount == Decimal("12.30")
+    return_steps_drain()
+    assert Return.objects.get().status == "COMPLETED"
+    # a completed return is no longer open: the next pull does not list returns
+    before = fake_platform.names().count("list_returns")
+    seller_returns_pull(seller_id=order.seller_id)
+    assert fake_platform.names().count("list_returns") == before
+
+
+def test_a_rejected_return_shows_rejected(fake_platform: FakeOrderSource, wakes: list[str]) -> None:
+    order = shipped_order()
+    data = ReturnIn.model_validate(
+        {
+            "mp_return_number": "R1",
+            "reason": "x",
+            "return_lines": [{"mp_line_number": "1", "quantity": 1}],
+        }
+    )
+    return_create(mp_order_number=order.mp_order_number, data=data)
+    return_steps_drain()
+    fake_platform.set_return(order.mp_order_number, "R1", "REJECTED", notes="used")
+    seller_returns_pull(seller_id=order.seller_id)
+    ret = Return.objects.get()
+    assert (ret.status, ret.notes, ret.decision) == ("REJECTED", "used", "")
+    assert not RefundLedgerEntry.objects.exists()
+
+
+def test_the_fan_out_queues_only_connected_sellers_with_something_open(
+    monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+) -> None:
+    from marketplace.returns import tasks
+    from marketplace.returns.services.pull import sellers_returns_pull_fan_out
+
+    queued: list[int] = []
+    monkeypatch.setattr(tasks.seller_returns_pull_task, "delay", queued.append)
+    active = shipped_order()  # connected, a shipped order
+    idle = SellerFactory()
+    PlatformConnectionFactory(seller=idle)
+    OrderFactory(seller=idle, state="PENDING")
+    gone = shipped_order(seller=SellerFactory())  # no connection
+    with django_capture_on_commit_callbacks(execute=True):
+        sellers = sellers_returns_pull_fan_out()
+    assert sellers == [active.seller_id]
+    assert queued == [active.seller_id]
+    assert gone.seller_id not in queued
