@@ -79,6 +79,8 @@ from bench.harness import (
 
 RANK = {"PENDING": 0, "AWAITING_SHIPMENT": 1, "SHIPPED": 2, "CANCELLED": 2}
 INVALID_COUNTRY = "ZZZ"
+# What a seller refund line adds up (its ``discount_refund`` is taken off).
+REFUND_ADDS = ("item_refund", "item_tax_refund", "shipping_refund", "shipping_tax_refund")
 
 
 def fault_rules(rate: float, seed: int = 11) -> list[dict[str, Any]]:
@@ -520,6 +522,85 @@ class Soak:
             "ledger_mismatch_examples": mismatched[:10],
             "returns_unfinished": len(unfinished),
             "returns_unfinished_examples": unfinished[:10],
+            **self.refusals_checked(returns, refunds),
+        }
+
+    def refusals_checked(
+        self, returns: list[dict[str, Any]], refunds: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        """Refusals, judged from the sandbox's record: every refused refund (and every
+        return answered with errors) carries an error code; no line was paid more than the
+        buyer paid for it; no refund was refused that, with everything the ledger holds for
+        its line at the end, still fits the line's cost (a refusal is decided against at
+        most what the ledger held then, so such a refund was refused wrongly; only refunds
+        refused for their amount alone are judged so)."""
+        from decimal import Decimal
+
+        from django.db.models import Sum
+
+        from marketplace.orders.models import OrderLine
+        from marketplace.returns.models import RefundLedgerEntry
+        from marketplace.returns.money import line_paid, money
+
+        codes: dict[str, int] = {}
+        without_code: list[str] = []
+        for refund in refunds:
+            if refund["status"] == "REFUSED":
+                found = [e.get("code") for e in refund.get("errors") or [] if e.get("code")]
+                if not found:
+                    without_code.append(f"refund {refund['feedamp_refund_id']}")
+                for code in found:
+                    codes[code] = codes.get(code, 0) + 1
+        for ret in returns:
+            if ret["status"] == "REFUNDED" and ret.get("errors"):
+                found = [e.get("code") for e in ret["errors"] if e.get("code")]
+                if not found:
+                    without_code.append(f"return {ret['mp_return_number']}")
+                for code in found:
+                    codes[code] = codes.get(code, 0) + 1
+        ledger = dict(
+            RefundLedgerEntry.objects.order_by()
+            .values_list("order_line_id")
+            .annotate(total=Sum("amount"))
+        )
+        lines = {
+            (line.order.mp_order_number, line.mp_line_number): line
+            for line in OrderLine.objects.filter(id__in=list(ledger)).select_related("order")
+        }
+        over_paid = [
+            f"{number}/{mp_line}: {ledger[line.id]} > {line_paid(line)}"
+            for (number, mp_line), line in lines.items()
+            if ledger[line.id] > line_paid(line)
+        ]
+        refused_within_cost: list[str] = []
+        for refund in refunds:
+            refused_for = {e.get("code") for e in refund.get("errors") or []}
+            if refund["status"] != "REFUSED" or refused_for != {"EXCESS_ITEM_REFUND"}:
+                continue
+            fits = True
+            for item in refund.get("merchant_refund_lines") or []:
+                line = OrderLine.objects.filter(
+                    order__mp_order_number=refund["mp_order_number"],
+                    mp_line_number=item["mp_line_number"],
+                ).first()
+                if line is None:
+                    fits = False
+                    break
+                takes = sum(money(item.get(k) or 0) for k in REFUND_ADDS) - money(
+                    item.get("discount_refund") or 0
+                )
+                if ledger.get(line.id, Decimal(0)) + takes > line_paid(line):
+                    fits = False
+            if fits:
+                refused_within_cost.append(str(refund["feedamp_refund_id"]))
+        return {
+            "refund_error_codes": codes,
+            "refused_without_code": len(without_code),
+            "refused_without_code_examples": without_code[:10],
+            "ledger_over_line_paid": len(over_paid),
+            "ledger_over_line_paid_examples": over_paid[:10],
+            "refused_within_cost": len(refused_within_cost),
+            "refused_within_cost_examples": refused_within_cost[:10],
         }
 
     def platform_orders(self) -> dict[str, dict[str, Any]]:
@@ -732,6 +813,9 @@ class Soak:
             "refunds_paid_twice == 0": result["refunds_paid_twice"] == 0,
             "ledger_mismatch == 0": result["ledger_mismatch"] == 0,
             "returns_unfinished == 0": result["returns_unfinished"] == 0,
+            "refused_without_code == 0": result["refused_without_code"] == 0,
+            "ledger_over_line_paid == 0": result["ledger_over_line_paid"] == 0,
+            "refused_within_cost == 0": result["refused_within_cost"] == 0,
         }
         if self.catalog.sellers:
             result["goals"]["catalog_status_mismatch == 0"] = result["catalog_status_mismatch"] == 0
@@ -836,6 +920,9 @@ def main(argv: list[str] | None = None) -> int:
             ("refunds_paid_twice", "0"),
             ("ledger_mismatch", "0"),
             ("returns_unfinished", "0"),
+            ("refused_without_code", "0"),
+            ("ledger_over_line_paid", "0"),
+            ("refused_within_cost", "0"),
             ("faults_fired", ""),
             ("seconds_to_drain", f"drained within {args.max_seconds:.0f} s"),
             ("seconds_total", ""),
