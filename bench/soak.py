@@ -21,11 +21,20 @@ The run (settings: ``bench.soak_settings``, short timeouts, backoffs and leases)
    due so the refresh sweep rotates them all; the worker is SIGKILLed (with its pool) and
    restarted; the broker restarts (Redis: a private redis-server of this run is shut down
    without saving and started again; the filesystem broker: its messages are deleted).
-5. Drain: wait until every valid order is SHIPPED or CANCELLED and synced. Then compare,
+5. The catalog side (``bench/soak_catalog.py``, issue 24; ``--catalog-sellers``, 0 turns it
+   off): a few sellers' platform databases linked and provisioned as staff do, four feed
+   runs during the feed (accepted and rejected rows; changes while EDRTS answers 429s and
+   503s; a full feed that deactivates a tenth; some of those back), ingested by the same
+   worker (queues ``catalog`` and ``edrts``), statuses sent back through EDRTS; this
+   process's beat also runs the EDRTS sweep and the feed-run sweep.
+6. Drain: wait until every valid order is SHIPPED or CANCELLED and synced (and every feed
+   run ingested, every status change sent, EDRTS idle). Then compare,
    order by order: lost (missing at the platform, or the platform's state differs), state
    history duplicated or out of order, shipped quantities that differ, refresh-token
    reuses, failures left (other than the invalid orders), time to drain, and the
-   sandbox's violations of the contract by our client.
+   sandbox's violations of the contract by our client; and product by product, the
+   sandbox's ``mp_listing_id``/``mp_status``/``mp_reason`` with the status file's
+   (``catalog_status_mismatch``).
 
 Returns and refunds run through it too: ``--return-rate`` of the shipped orders get a
 buyer's return through intake (the simulator authorizes most, rejects some, refunds the
@@ -37,8 +46,9 @@ for one line), ``ledger_mismatch`` (the ledger against the sandbox's record: wha
 completed is in the ledger for exactly its amounts, nothing else is) and
 ``returns_unfinished``; the last three are goals (0).
 
-Exits 1 if a goal is missed. ``--smoke``: 200 orders, 75 s, no worker kill, no broker
-restart (the CI run shares the machine's Redis with the test suite; see docs/benchmarks.md).
+Exits 1 if a goal is missed. ``--smoke``: 200 orders, 75 s, 2 catalog sellers of 40
+products, no worker kill, no broker restart (the CI run shares the machine's Redis with
+the test suite; see docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -69,6 +79,8 @@ from bench.harness import (
 
 RANK = {"PENDING": 0, "AWAITING_SHIPMENT": 1, "SHIPPED": 2, "CANCELLED": 2}
 INVALID_COUNTRY = "ZZZ"
+# What a seller refund line adds up (its ``discount_refund`` is taken off).
+REFUND_ADDS = ("item_refund", "item_tax_refund", "shipping_refund", "shipping_tax_refund")
 
 
 def fault_rules(rate: float, seed: int = 11) -> list[dict[str, Any]]:
@@ -184,11 +196,26 @@ class Soak:
         self.names = platform_sellers_create(self.sandbox, self.sellers)
         for seller, name in zip(self.sellers, self.names, strict=True):
             seller_connect(self.sandbox, seller, name)
+        from bench.soak_catalog import CatalogSide
+
+        # The catalog side first: the worker reads the URLs it sets from its environment.
+        self.catalog = CatalogSide(
+            self, self.sellers[: max(0, args.catalog_sellers)], args.catalog_products
+        )
+        if self.catalog.sellers:
+            self.catalog.setup()
         self.sandbox.set_faults(*fault_rules(args.fault_rate))
         self.simulator = self.seller_simulator()
         self.simulator.start()
         self.worker = self.env.worker(concurrency=args.concurrency, name="soak")
         self.worker.start()
+        # One worker for every queue: the catalog's ingestion and EDRTS's sender included.
+        banner = self.worker.log_tail(20_000)
+        missing = [
+            q for q in ("push", "pull", "tokens", "catalog", "edrts") if f".> {q} " not in banner
+        ]
+        if missing:
+            raise RuntimeError(f"the soak's worker does not consume {missing}")
 
     def seller_simulator(self) -> Any:
         """Every platform seller's own system: an order-API user each, imports every
@@ -329,6 +356,8 @@ class Soak:
             self.guarded("sellers_returns_pull_fan_out", sellers_returns_pull_fan_out)
             self.guarded("returns_due", self.returns_due)
             self.next_pull = now + 4
+        if self.catalog.sellers:
+            self.catalog.beat(now)
         if now >= self.next_steps:
             from marketplace.returns.tasks import return_steps_drain_task
 
@@ -493,6 +522,85 @@ class Soak:
             "ledger_mismatch_examples": mismatched[:10],
             "returns_unfinished": len(unfinished),
             "returns_unfinished_examples": unfinished[:10],
+            **self.refusals_checked(returns, refunds),
+        }
+
+    def refusals_checked(
+        self, returns: list[dict[str, Any]], refunds: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        """Refusals, judged from the sandbox's record: every refused refund (and every
+        return answered with errors) carries an error code; no line was paid more than the
+        buyer paid for it; no refund was refused that, with everything the ledger holds for
+        its line at the end, still fits the line's cost (a refusal is decided against at
+        most what the ledger held then, so such a refund was refused wrongly; only refunds
+        refused for their amount alone are judged so)."""
+        from decimal import Decimal
+
+        from django.db.models import Sum
+
+        from marketplace.orders.models import OrderLine
+        from marketplace.returns.models import RefundLedgerEntry
+        from marketplace.returns.money import line_paid, money
+
+        codes: dict[str, int] = {}
+        without_code: list[str] = []
+        for refund in refunds:
+            if refund["status"] == "REFUSED":
+                found = [e.get("code") for e in refund.get("errors") or [] if e.get("code")]
+                if not found:
+                    without_code.append(f"refund {refund['feedamp_refund_id']}")
+                for code in found:
+                    codes[code] = codes.get(code, 0) + 1
+        for ret in returns:
+            if ret["status"] == "REFUNDED" and ret.get("errors"):
+                found = [e.get("code") for e in ret["errors"] if e.get("code")]
+                if not found:
+                    without_code.append(f"return {ret['mp_return_number']}")
+                for code in found:
+                    codes[code] = codes.get(code, 0) + 1
+        ledger = dict(
+            RefundLedgerEntry.objects.order_by()
+            .values_list("order_line_id")
+            .annotate(total=Sum("amount"))
+        )
+        lines = {
+            (line.order.mp_order_number, line.mp_line_number): line
+            for line in OrderLine.objects.filter(id__in=list(ledger)).select_related("order")
+        }
+        over_paid = [
+            f"{number}/{mp_line}: {ledger[line.id]} > {line_paid(line)}"
+            for (number, mp_line), line in lines.items()
+            if ledger[line.id] > line_paid(line)
+        ]
+        refused_within_cost: list[str] = []
+        for refund in refunds:
+            refused_for = {e.get("code") for e in refund.get("errors") or []}
+            if refund["status"] != "REFUSED" or refused_for != {"EXCESS_ITEM_REFUND"}:
+                continue
+            fits = True
+            for item in refund.get("merchant_refund_lines") or []:
+                line = OrderLine.objects.filter(
+                    order__mp_order_number=refund["mp_order_number"],
+                    mp_line_number=item["mp_line_number"],
+                ).first()
+                if line is None:
+                    fits = False
+                    break
+                takes = sum(money(item.get(k) or 0) for k in REFUND_ADDS) - money(
+                    item.get("discount_refund") or 0
+                )
+                if ledger.get(line.id, Decimal(0)) + takes > line_paid(line):
+                    fits = False
+            if fits:
+                refused_within_cost.append(str(refund["feedamp_refund_id"]))
+        return {
+            "refund_error_codes": codes,
+            "refused_without_code": len(without_code),
+            "refused_without_code_examples": without_code[:10],
+            "ledger_over_line_paid": len(over_paid),
+            "ledger_over_line_paid_examples": over_paid[:10],
+            "refused_within_cost": len(refused_within_cost),
+            "refused_within_cost_examples": refused_within_cost[:10],
         }
 
     def platform_orders(self) -> dict[str, dict[str, Any]]:
@@ -611,6 +719,7 @@ class Soak:
         self.setup()
         self.note("feeding", orders=args.orders, feed_seconds=args.feed_seconds)
         self.next_sweep = self.next_refresh_sweep = self.next_pull = self.next_steps = 0.0
+        self.next_edrts_sweep = self.next_feed_sweep = 0.0
         feed_started = time.monotonic()
         deadline = self.started + args.max_seconds
         created = 0
@@ -629,6 +738,8 @@ class Soak:
                 created += 1
             progress = created / args.orders
             self.due_changes()
+            if self.catalog.sellers:
+                self.catalog.tick(progress)
             self.incidents(progress)
             self.beat(now)
             if now - last_log >= 10:
@@ -638,7 +749,9 @@ class Soak:
             if not feeding and progress >= 1.0:
                 if self.feed_done_at is None:
                     self.feed_done_at = now
-                if self.guarded("drained", self.drained):
+                if self.guarded("drained", self.drained) and (
+                    not self.catalog.sellers or self.guarded("catalog", self.catalog.settled)
+                ):
                     drained_at = now
                     break
             if now > deadline:
@@ -657,6 +770,8 @@ class Soak:
                 "broker_restart": args.broker_restart,
                 "broker": "redis" if self.env.broker != "filesystem" else "filesystem",
                 "database": self.env.vendor,
+                "catalog_sellers": len(self.catalog.sellers),
+                "catalog_products": args.catalog_products,
             },
             "drained": drained_at is not None,
             "seconds_to_drain": round(drained_at - self.feed_done_at, 1)
@@ -671,10 +786,20 @@ class Soak:
         # would be taken at different moments and in-flight orders would look lost.
         self.worker.stop()
         self.simulator.stop()
+        self.catalog.stop()
         result["simulator_log_tail"] = self.simulator.log_text()[-1500:].splitlines()
+        if os.environ.get("SOAK_WORKER_LOG"):
+            Path(os.environ["SOAK_WORKER_LOG"]).write_text(self.worker.log_tail(10_000_000))
+        result["worker_log_errors"] = [
+            line
+            for line in self.worker.log_tail(200_000).splitlines()
+            if "ERROR" in line or "WARNING" in line
+        ][-15:]
         fired = {f"{f['endpoint']}:{f['kind']}": f["fired"] for f in self.sandbox.faults()}
         self.sandbox.clear_faults()
         result.update(self.compare())
+        if self.catalog.sellers:
+            result.update(self.catalog.compare())
         result.update(self.compare_after_sale())
         result["faults_fired"] = sum(fired.values())
         result["faults_by_rule"] = fired
@@ -688,7 +813,12 @@ class Soak:
             "refunds_paid_twice == 0": result["refunds_paid_twice"] == 0,
             "ledger_mismatch == 0": result["ledger_mismatch"] == 0,
             "returns_unfinished == 0": result["returns_unfinished"] == 0,
+            "refused_without_code == 0": result["refused_without_code"] == 0,
+            "ledger_over_line_paid == 0": result["ledger_over_line_paid"] == 0,
+            "refused_within_cost == 0": result["refused_within_cost"] == 0,
         }
+        if self.catalog.sellers:
+            result["goals"]["catalog_status_mismatch == 0"] = result["catalog_status_mismatch"] == 0
         result["goal_met"] = all(result["goals"].values())
         return result
 
@@ -729,6 +859,13 @@ def _parser() -> argparse.ArgumentParser:
     add("--seed", type=int, default=int(env("SOAK_SEED", 11)), help="the simulator's seed")
     add("--feed-seconds", type=float, default=float(env("SOAK_FEED_SECONDS", 180)))
     add("--max-seconds", type=float, default=float(env("SOAK_MAX_SECONDS", 600)))
+    add(
+        "--catalog-sellers",
+        type=int,
+        default=int(env("SOAK_CATALOG_SELLERS", 3)),
+        help="sellers whose catalogs get feed runs (0: no catalog side)",
+    )
+    add("--catalog-products", type=int, default=int(env("SOAK_CATALOG_PRODUCTS", 200)))
     add("--no-kill", dest="kill_worker", action="store_false")
     add("--no-broker-restart", dest="broker_restart", action="store_false")
     add("--output", type=Path, default=Path(env("SOAK_OUTPUT", RESULTS_PATH)))
@@ -739,6 +876,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.smoke:
         args.orders, args.invalid, args.sellers, args.ship_delay = 200, 3, 4, 1
+        args.catalog_sellers, args.catalog_products = 2, 40
         args.return_rate, args.refund_rate = 0.05, 0.05
         args.feed_seconds, args.max_seconds = 10, 75
         args.kill_worker = args.broker_restart = False
@@ -775,11 +913,16 @@ def main(argv: list[str] | None = None) -> int:
             ("violations", "0"),
             ("unsettled", "0"),
             ("shipped_quantity_differs", "0"),
+            ("catalog_products", ""),
+            ("catalog_status_mismatch", "0"),
             ("returns", ""),
             ("refunds", ""),
             ("refunds_paid_twice", "0"),
             ("ledger_mismatch", "0"),
             ("returns_unfinished", "0"),
+            ("refused_without_code", "0"),
+            ("ledger_over_line_paid", "0"),
+            ("refused_within_cost", "0"),
             ("faults_fired", ""),
             ("seconds_to_drain", f"drained within {args.max_seconds:.0f} s"),
             ("seconds_total", ""),

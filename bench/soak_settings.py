@@ -25,3 +25,18 @@ PULL_INTERVAL_SECONDS = 4.0
 PULL_FAN_OUT_EVERY_SECONDS = 4.0
 PULL_IDLE_CEILING_SECONDS = 30.0
 PULL_CURSOR_OVERLAP = timedelta(seconds=30)  # noqa: F405
+# The catalog side (bench/soak_catalog.py): a killed worker's EDRTS lease and a backoff
+# after the sandbox's 503s come back within seconds (a drain sends at most
+# EDRTS_REQUESTS_PER_DRAIN requests, each within the read timeout).
+EDRTS_LEASE_SECONDS = 15.0
+EDRTS_DRAIN_SECONDS = 8.0
+EDRTS_BACKOFF_BASE = 0.5
+EDRTS_BACKOFF_CAP = 8.0
+# Feed files in the run's own folder (beside the worker's CELERY_DATA_DIR), not var/feeds.
+STORAGES = {
+    **STORAGES,  # noqa: F405
+    "catalog_feeds": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": str(CELERY_DATA_DIR.parent / "feeds")},  # noqa: F405
+    },
+}

@@ -2,7 +2,8 @@
 
 Both run as subprocesses (their own Django setup, database and sandbox; the test
 database of this pytest run is not involved) with tiny sizes. Only correctness is
-asserted: the results carry the expected keys, and the soak lost and duplicated nothing.
+asserted: the results carry the expected keys; the soak lost and duplicated nothing, paid
+no refund twice and ended with every product's status equal on both sides.
 Timing ratios are not asserted here; they mean something only at full size on a quiet
 machine (docs/benchmarks.md).
 
@@ -104,4 +105,17 @@ def test_soak_smoke_loses_and_duplicates_nothing(tmp_path: Path) -> None:
     assert soak["refunds_paid_twice"] == 0
     assert soak["ledger_mismatch"] == 0
     assert soak["returns_unfinished"] == 0
+    assert soak["refused_without_code"] == 0
+    assert soak["ledger_over_line_paid"] == 0
+    assert soak["refused_within_cost"] == 0
+    # The catalog side: feed runs ingested, every product's status equal on both sides.
+    assert soak["catalog_products"] > 0
+    assert soak["catalog_rows_rejected"] > 0
+    assert soak["catalog_deactivated"] > 0
+    catalog = ("catalog_mismatch_examples", "catalog_senders", "catalog_runs", "violations_by_kind")
+    assert soak["catalog_status_mismatch"] == 0, (
+        {k: soak.get(k) for k in catalog},
+        soak.get("errors_in_this_process"),
+        soak.get("events"),
+    )
     assert completed.returncode == 0, completed.stdout[-4000:]
