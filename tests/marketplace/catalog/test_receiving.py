@@ -368,6 +368,9 @@ def test_a_second_delivery_while_one_is_being_received_is_429(
         assert response["Retry-After"] == "60"
         assert not FeedRun.objects.exists()
         assert stored_files(feed_folder) == []
+        # (unlocked here: a closed session's locks go only once its backend has exited,
+        # which a loaded server may take a moment to do)
+        other.execute("SELECT pg_advisory_unlock(%s, %s)", [DELIVERY_LOCK_SPACE, source.seller_id])
     finally:
         other.close()
     # Once it is done, the next delivery is taken

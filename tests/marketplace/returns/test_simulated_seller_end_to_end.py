@@ -13,7 +13,7 @@ import pytest
 from django.test import Client
 
 from marketplace.orders.models import Order, OrderSync
-from marketplace.orders.services.pull import sellers_pull_fan_out
+from marketplace.orders.services.pull import seller_pull
 from marketplace.returns.models import RefundLedgerEntry, Return, SellerRefund
 from marketplace.returns.services.pull import sellers_returns_pull_fan_out
 from tests.app_fixtures import PLATFORM_SELLER, Platform
@@ -54,9 +54,13 @@ def simulator(platform: Platform, **options: Any) -> SellerSimProcess:
 
 
 def _shipped(number: str) -> bool:
-    sellers_pull_fan_out()
     order = Order.objects.filter(mp_order_number=number).select_related("sync").first()
-    return bool(order and order.state == "SHIPPED" and order.sync.status == OrderSync.Status.SYNCED)
+    if order is None:
+        return False
+    # Pull now (the schedule would wait an interval between pulls of a busy seller).
+    seller_pull(seller_id=order.seller_id)
+    order = Order.objects.select_related("sync").get(pk=order.pk)
+    return order.state == "SHIPPED" and order.sync.status == OrderSync.Status.SYNCED
 
 
 def _place_shipped(api: Client, number: str, sim: SellerSimProcess) -> None:
