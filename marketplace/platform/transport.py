@@ -249,12 +249,20 @@ class Transport:
 
     def _embargo_note(self, response: requests.Response) -> None:
         """A 429, or a 503 that says when to come back, holds every call of the holder
-        (all workers) until then. A 429 that does not say waits the default."""
+        (all workers) until then. A 429 that does not say waits the default.
+
+        A 503's ``X-Rate-Limit-Reset`` is not a "come back then": the rate-limit headers
+        ride on every authenticated answer and name the end of the rate window, so only
+        its ``Retry-After`` counts (else one failing call would hold every call of the API
+        user until the window ends)."""
         if response.status_code not in (429, 503):
             return
-        wait = retry_after_seconds(response.headers)
-        if wait is None and response.status_code == 429:
-            wait = float(settings.PUSH_RATE_LIMIT_DEFAULT_WAIT)
+        if response.status_code == 429:
+            wait = retry_after_seconds(response.headers)
+            if wait is None:
+                wait = float(settings.PUSH_RATE_LIMIT_DEFAULT_WAIT)
+        else:
+            wait = retry_after_seconds({"Retry-After": response.headers.get("Retry-After", "")})
         if wait:
             embargo_set(holder=self.holder, seconds=wait)
 

@@ -128,3 +128,30 @@ def test_a_retry_due_in_a_moment_is_not_due_yet(
     assert quiet_broker.pushes
     assert quiet_broker.pushes[-1][0] == order.id
     assert 0 < quiet_broker.pushes[-1][1] <= 0.8
+
+
+def test_a_503_holds_the_api_user_only_for_its_retry_after_not_the_rate_window(
+    tiny_platform: Any, no_embargo: None
+) -> None:
+    from marketplace.platform.errors import PlatformUnavailable
+    from marketplace.platform.transport import ApiKeyTransport
+    from tests.marketplace.platform.conftest import Answer
+
+    window_end = str(int(time.time()) + 60)
+    limits = {"Content-Type": "application/json", "X-Rate-Limit-Reset": window_end}
+    transport = ApiKeyTransport(
+        base_url=tiny_platform.url, token="t0ken", api_user="erp", group="edrts"
+    )
+    # Given a 503 carrying the rate-limit headers every answer carries, no Retry-After
+    tiny_platform.answer("PUT", "/db/7", Answer(503, '{"status": "fail"}', limits))
+    with pytest.raises(PlatformUnavailable):
+        transport.request("PUT", "/db/7", json_body=[])
+    # Then the API user is not held until the rate window ends
+    assert embargo_remaining(holder=transport.holder) == 0
+    # but a 503 that says when to come back holds it that long
+    tiny_platform.answer(
+        "PUT", "/db/7", Answer(503, '{"status": "fail"}', {**limits, "Retry-After": "5"})
+    )
+    with pytest.raises(PlatformUnavailable):
+        transport.request("PUT", "/db/7", json_body=[])
+    assert 3 < embargo_remaining(holder=transport.holder) <= 5.5
