@@ -188,6 +188,16 @@ def test_pull_now_queues_a_pull_that_a_real_worker_runs(
     assert state.last_error == ""
     assert state.last_success_at > action.created_at
     assert [r["endpoint"] for r in platform.requests(endpoint="list_orders")] == ["list_orders"]
+    # and the returns/refunds pull that rides on it (the seller has a shipped order) runs
+    # too; waited for, so the worker is done before the test's tables are flushed
+    from marketplace.returns.models import SellerReturnsPullState
+
+    wait_for(
+        lambda: SellerReturnsPullState.objects.filter(
+            seller=seller, last_finished_at__isnull=False, claim_token=""
+        ).exists(),
+        what="the returns and refunds pull after it",
+    )
 
 
 @pytest.mark.parametrize(
