@@ -8,16 +8,12 @@ Money goes out as JSON numbers (the contract's examples), from 2-decimal Decimal
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
 from marketplace.orders.models import Order, OrderLine
-
-
-def rfc3339(value: datetime) -> str:
-    """UTC with an explicit offset, as the contract asks (``2024-04-20T10:00:00+00:00``)."""
-    return value.astimezone(UTC).isoformat()
+from marketplace.platform.dates import to_wire
 
 
 def _number(value: Decimal | str | int | float) -> float:
@@ -81,7 +77,7 @@ def order_payload(order: Order, *, lines: list[OrderLine] | None = None) -> dict
         "mp_order_number": order.mp_order_number,
         "sales_channel": order.sales_channel,
         "customer": _compact(order_customer(order)),
-        "purchase_date": rfc3339(order.purchase_date),
+        "purchase_date": to_wire(order.purchase_date),
         "currency": order.currency,
         "shipping_address": _compact(order_shipping_address(order)),
         "order_lines": [order_line_payload(line) for line in lines],
@@ -96,5 +92,5 @@ def order_payload(order: Order, *, lines: list[OrderLine] | None = None) -> dict
         "latest_delivery_date": order.latest_delivery_date,
     }
     for key, value in _compact(optional).items():
-        payload[key] = rfc3339(value) if isinstance(value, datetime) else value
+        payload[key] = to_wire(value) if isinstance(value, datetime) else value
     return payload

@@ -17,12 +17,14 @@ import json
 import logging
 import time
 from collections.abc import Iterator, Mapping
+from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
 import requests
 from django.conf import settings
 
+from marketplace.platform.dates import to_wire
 from marketplace.platform.embargo import seller_holder
 from marketplace.platform.errors import PlatformMalformedResponse
 from marketplace.platform.rate_budget import budget_acquire
@@ -36,6 +38,12 @@ logger = logging.getLogger(__name__)
 # decrypting) it again for every call of a batch. Far below TOKEN_REFRESH_LEEWAY, so a
 # cached token never gets near its expiry; a 401 drops it at once.
 TOKEN_REUSE_SECONDS = 30.0
+
+
+def _param(value: Any) -> str:
+    """A listing filter: date-times as ``to_wire`` writes them (the listing reads a time
+    without a zone in America/New_York, and a strict platform refuses any other form)."""
+    return to_wire(value) if isinstance(value, datetime) else query_param(value)
 
 
 class OrderSourceClient(ReturnsRefundsCalls, Transport):
@@ -79,7 +87,7 @@ class OrderSourceClient(ReturnsRefundsCalls, Transport):
 
     def list_orders(self, **filters: Any) -> dict[str, Any]:
         """One page of ``GET /orders``. Listings share the seller's request budget."""
-        params = {k: query_param(v) for k, v in filters.items() if v is not None}
+        params = {k: _param(v) for k, v in filters.items() if v is not None}
         page = self._expect_dict(self._request("GET", "/orders", params=params, budget=True))
         if not isinstance(page.get("orders"), list):
             raise PlatformMalformedResponse("order listing without an orders list", status=200)
