@@ -24,6 +24,9 @@ Kinds:
 * ``complete_unread``: a refund or return marked complete that the marketplace never read
   (no GET of it, its order's list or a listing holding it) since it reached its state;
   accepted.
+* ``date_format``: a date-time sent to the order interface (an order's dates, a listing's
+  ``*_after`` filter) in another form than ``YYYY-MM-DDTHH:MM:SSZ`` (``wire_dates``; refused
+  under the date_format point's reading A, taken under B).
 
 The end-to-end tests assert there are none; the inspection API and page show them.
 """
@@ -45,6 +48,7 @@ RETURN_COMPLETE_NOT_REFUNDED = "return_complete_not_refunded"
 COMPLETE_AND_ERRORS = "complete_and_errors"
 RETURN_CHANGED_AFTER_AUTHORIZATION = "return_changed_after_authorization"
 COMPLETE_UNREAD = "complete_unread"
+DATE_FORMAT = "date_format"
 KINDS = (
     EARLY_RETRY,
     SHIPPED_WHILE_UNFULFILLED,
@@ -57,6 +61,7 @@ KINDS = (
     COMPLETE_AND_ERRORS,
     RETURN_CHANGED_AFTER_AUTHORIZATION,
     COMPLETE_UNREAD,
+    DATE_FORMAT,
 )
 RECENT_SIZE = 500
 
