@@ -55,8 +55,10 @@ def _file_map_object(source: Import) -> dict:
     }
 
 
-def import_json(source: Import) -> dict:
-    """The import object; no ``cron`` key under reading B of ``import_cron``."""
+def import_json(source: Import, *, as_answered: bool = True) -> dict:
+    """The import object; no ``cron`` key under reading B of ``import_cron``. The control
+    API (``as_answered`` False) shows ``file_location`` as set whatever the reading of
+    ``import_file_location``."""
     s = source.settings
     file_map = source.file_map or {}
     answer = {
@@ -87,7 +89,7 @@ def import_json(source: Import) -> dict:
     }
     if switches.reading_b("import_cron"):
         del answer["cron"]
-    if switches.reading_b("import_file_location"):
+    if as_answered and switches.reading_b("import_file_location"):
         # The reference's create/update examples: the source behind a preprocess script,
         # what was set under import_info (the URL no longer at the top).
         answer["import_info"] = {
