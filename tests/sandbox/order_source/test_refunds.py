@@ -346,7 +346,7 @@ def test_last_cursor_reading(alice: Api, sandbox: SandboxProcess) -> None:
     shipped_order(alice, sandbox, "RF-15")
     _refund(sandbox, "RF-15")
     assert alice.call("GET", "/refunds").json()["next_cursor"] is None
-    sandbox.readings(after_sale_last_cursor="B")
+    sandbox.readings(next_cursor_last="B")
     assert alice.call("GET", "/refunds").json()["next_cursor"] == ""
     assert alice.call("GET", "/returns").json()["next_cursor"] == ""
     assert alice.call("GET", "/orders/RF-15/refunds").json()["next_cursor"] is None
