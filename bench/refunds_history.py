@@ -116,7 +116,7 @@ def run(
                 "POST",
                 "/orders/history",
                 {"client_id": CLIENT_ID, "seller": name, "count": size,
-                 "prefix": f"P7-{seller.id}-H", "days_ago": 30, "refund_status": "COMPLETED"},
+                 "prefix": f"P7-{seller.id}-H", "days_ago": 30, "refund_status": "COMPLETE"},
             )  # fmt: skip
             _history_here(seller.id, size, f"P7-{seller.id}")
             first = seller_returns_pull(seller_id=seller.id)

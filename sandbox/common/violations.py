@@ -28,6 +28,17 @@ Kinds:
   ``*_after`` filter) in another form than ``YYYY-MM-DDTHH:MM:SSZ`` (``wire_dates``; refused
   under the date_format point's reading A, taken under B).
 
+After-sale (returns and refunds; each request is also refused 400):
+* ``after_sale_query``: ``GET /refunds`` or ``GET /returns`` with a query parameter the
+  listing does not name (``status`` or ``updated_after`` on refunds, say) or a value it does
+  not take (a returns ``status`` of ``REJECTED`` under reading A of ``return_refusal``).
+* ``return_without_order_number``: ``PUT …/returns/{r}`` without ``mp_order_number`` in the
+  body (reading A of ``return_order_number``), or with one other than the path's.
+* ``refund_errors_after_correction``: ``POST …/refunds/{id}/errors`` on a refund the seller
+  corrected (CREATED again) with exactly the errors that paused its previous version: a
+  blind retry of an errors call that judged lines which are no longer there (the call is
+  applied, as the platform would: the corrected refund is paused).
+
 The end-to-end tests assert there are none; the inspection API and page show them.
 """
 
@@ -49,6 +60,10 @@ COMPLETE_AND_ERRORS = "complete_and_errors"
 RETURN_CHANGED_AFTER_AUTHORIZATION = "return_changed_after_authorization"
 COMPLETE_UNREAD = "complete_unread"
 DATE_FORMAT = "date_format"
+# After-sale (returns and refunds).
+AFTER_SALE_QUERY = "after_sale_query"
+RETURN_WITHOUT_ORDER_NUMBER = "return_without_order_number"
+REFUND_ERRORS_AFTER_CORRECTION = "refund_errors_after_correction"
 KINDS = (
     EARLY_RETRY,
     SHIPPED_WHILE_UNFULFILLED,
@@ -62,6 +77,9 @@ KINDS = (
     RETURN_CHANGED_AFTER_AUTHORIZATION,
     COMPLETE_UNREAD,
     DATE_FORMAT,
+    AFTER_SALE_QUERY,
+    RETURN_WITHOUT_ORDER_NUMBER,
+    REFUND_ERRORS_AFTER_CORRECTION,
 )
 RECENT_SIZE = 500
 

@@ -6,9 +6,10 @@ take the marketplace's verdicts (complete, errors). Money is kept as decimal str
 answered as JSON numbers, as the reference writes it.
 """
 
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from django.db.models import QuerySet
 
@@ -54,8 +55,13 @@ def money_text(value: Any) -> str:
     return str(decimal_of(value))
 
 
-def rfc3339(moment: datetime) -> str:
-    return moment.astimezone(UTC).replace(microsecond=0).isoformat()
+# The reference: "format ISO 8601 default time zone is America/New_York".
+PLATFORM_ZONE = ZoneInfo("America/New_York")
+
+
+def platform_date(moment: datetime) -> str:
+    """``date_created``: the calendar date of an instant in the platform's zone."""
+    return moment.astimezone(PLATFORM_ZONE).date().isoformat()
 
 
 def shipped_quantities(order: Order) -> dict[str, int]:
@@ -144,20 +150,21 @@ def refund_notes(lines: list[dict]) -> str | None:
 
 def refund_json(row: Refund) -> dict[str, Any]:
     """The v1 view of a v2 refund (the contract's readings: ``reason`` is the v2 line's
-    ``refund_reason``, ``notes`` the lines' ``refund_notes`` joined)."""
+    ``refund_reason`` upper-cased, ``notes`` the lines' ``refund_notes`` joined;
+    ``date_created`` a date, in the platform's zone like its filters)."""
     return {
         "feedamp_refund_id": row.id,
         "mp_order_number": row.order.mp_order_number,
         "notes": refund_notes(row.lines),
         "status": row.status,
-        "date_created": rfc3339(row.created_at),
+        "date_created": platform_date(row.created_at),
         "merchant_refund_lines": [
             {
                 "mp_line_number": line["mp_line_number"],
                 "currency": line["currency"],
                 "refund_quantity": line["refund_quantity"],
                 **{key: money_number(line[key]) for key in REFUND_AMOUNTS},
-                "reason": line["refund_reason"],
+                "reason": str(line["refund_reason"]).upper(),
             }
             for line in row.lines
         ],
@@ -192,6 +199,9 @@ def changed(row: Return | Refund, now: datetime, *, fields: list[str], new_state
     """Save a change the marketplace must be able to find with ``updated_after``."""
     row.updated_at = now
     update = [*fields, "updated_at"]
+    if isinstance(row, Return) and "status" in fields:
+        row.state_changed_at = now
+        update.append("state_changed_at")
     if new_state:
         row.read_in_state = False
         update.append("read_in_state")
@@ -219,6 +229,11 @@ def inspected_refund_json(row: Refund) -> dict[str, Any]:
         "seller": row.order.seller.username,
         "client_id": row.order.client.client_id,
         "cp_refund_number": row.cp_refund_number or None,
+        "pauses": row.pauses,
+        "resolutions": row.resolutions,
+        "paused_at": row.paused_at.isoformat() if row.paused_at else None,
+        "history": row.history,
+        "created_at": row.created_at.isoformat(),
         "read_in_state": row.read_in_state,
         "updated_at": row.updated_at.isoformat(),
     }

@@ -14,13 +14,15 @@ from django.http import HttpRequest, JsonResponse
 from sandbox.common.endpoint import ErrorShape, endpoint
 from sandbox.common.errors import method_not_allowed, query_refused, validation_error
 from sandbox.common.json_bodies import BadBody, error_response, json_body
-from sandbox.orders_v2 import packages, serialize
+from sandbox.orders_v2 import fulfillment_kinds, packages, serialize
 from sandbox.orders_v2.listing import PARAMETERS, cursor_encode, listing_filters
 from sandbox.orders_v2.models import ApiUser, Cancellation, Package, V2Order
 from sandbox.orders_v2.tokens import AuthProblem, token_issue, v2_user
 
 View = Callable[..., JsonResponse]
-FULFILLMENT_KEYS = frozenset({"fulfillment_type", "fulfillment_lines", "shipment"})
+FULFILLMENT_KEYS = frozenset(
+    {"fulfillment_type", "fulfillment_lines", "shipment", "local_delivery", "pickup"}
+)
 SHIPMENT_KEYS = frozenset({"shipped_date", "carrier", "tracking_number"})
 CANCELLATION_KEYS = frozenset({"cancellation_lines", "reason"})
 
@@ -144,10 +146,6 @@ def order_confirm(request: HttpRequest, user: ApiUser, params: dict, order_id: s
 
 def _fulfillment_body(request: HttpRequest, order: V2Order) -> tuple[list[dict], dict]:
     body = _object_body(request, FULFILLMENT_KEYS)
-    if body.get("fulfillment_type") != "shipment":
-        raise packages.PackageError(
-            400, "fulfillment_type must be 'shipment'", {"fulfillment_type": "must be 'shipment'"}
-        )
     shipment = body.get("shipment")
     if isinstance(shipment, dict):
         unknown = sorted(set(shipment) - SHIPMENT_KEYS)
@@ -158,7 +156,7 @@ def _fulfillment_body(request: HttpRequest, order: V2Order) -> tuple[list[dict],
                 {f"shipment.{key}": "unknown field" for key in unknown},
             )
     lines = packages.lines_parse(order, body.get("fulfillment_lines"), "fulfillment_lines")
-    return lines, packages.shipment_parse(shipment)
+    return lines, fulfillment_kinds.fulfillment_parse(body)
 
 
 def _cancellation_body(request: HttpRequest, order: V2Order) -> tuple[list[dict], str]:
