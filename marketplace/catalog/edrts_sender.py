@@ -110,7 +110,9 @@ def status_record(row: dict[str, Any], *, targets: dict[str, str]) -> dict[str, 
     listing-status file gives (status_file.status_rows)."""
     listing_id = row["listing_id"]
     return {
-        "id": row["sku"],
+        # The seller's own id as their database holds it: a trimmed one names another record,
+        # and EDRTS creates a product for an unknown id.
+        "id": row["record_id"] or row["sku"],
         targets["listing_id"]: str(listing_id) if listing_id else "",
         targets["status"]: row["status"],
         targets["reason"]: row["reason"],
@@ -241,7 +243,9 @@ def _step(
         dict(row)
         for row in StatusChange.objects.filter(seller_id=seller_id, sent_at__isnull=True)
         .order_by("id")
-        .values("id", "sku", "listing_id", "status", "reason", "status_at", "created_at")[:scan]
+        .values(
+            "id", "sku", "record_id", "listing_id", "status", "reason", "status_at", "created_at"
+        )[:scan]
     ]
     if not pending:
         return result
