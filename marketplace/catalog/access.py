@@ -21,8 +21,9 @@ from django.db import transaction
 from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
 
+from marketplace.catalog import dispatch
 from marketplace.catalog.errors import ApiAccessNeeded, CatalogError
-from marketplace.catalog.models import ApiSignIn, PlatformApiAccess
+from marketplace.catalog.models import ApiSignIn, PlatformApiAccess, StatusSync
 from marketplace.platform import auth_api
 from marketplace.platform.auth_api import AuthApi
 from marketplace.platform.edrts import GROUP as EDRTS_GROUP
@@ -148,11 +149,26 @@ def access_sign_in_finish(
             pending.state = ApiSignIn.State.SIGNED_IN
             pending.finished_at = timezone.now()
             pending.save(update_fields=["state", "finished_at"])
+            status_senders_wake()
             return access
     # The wrong code's count (and the call log of a failed call) is committed before the
     # refusal is raised.
     assert outcome is not None
     raise outcome
+
+
+def status_senders_wake() -> int:
+    """The API user signed in again: every EDRTS sender that waits for it drains at once
+    (after commit), not at the end of its fallback countdown. Returns how many."""
+    waiting = list(
+        StatusSync.objects.filter(waiting_for_access=True).values_list("seller_id", flat=True)
+    )
+    StatusSync.objects.filter(seller_id__in=waiting).update(
+        waiting_for_access=False, next_attempt_at=None
+    )
+    for seller_id in waiting:
+        dispatch.status_sync_drain_enqueue(seller_id)
+    return len(waiting)
 
 
 def access_sign_in_cancel(*, key: str) -> None:
