@@ -27,7 +27,7 @@ class PlatformApiAccess(models.Model):
 
     state = models.CharField(max_length=20, choices=State.choices, default=State.NOT_SIGNED_IN)
     username = models.CharField(max_length=200, blank=True)
-    token_ciphertext = models.TextField(blank=True, default="", editable=False)
+    token_ciphertext = vault.EncryptedTextField(blank=True, default="", editable=False)
     token_name = models.CharField(max_length=200, blank=True)
     code_sent_at = models.DateTimeField(null=True, blank=True)
     signed_in_at = models.DateTimeField(null=True, blank=True)
@@ -55,8 +55,14 @@ class PlatformApiAccess(models.Model):
         return vault.token_decrypt(self.token_ciphertext)
 
     @property
+    def token_decryptable(self) -> bool:
+        return vault.token_decryptable(self.token_ciphertext)
+
+    @property
     def token_fingerprint(self) -> str:
-        return vault.token_fingerprint(self.token) if self.token_ciphertext else ""
+        if not self.token_ciphertext or not self.token_decryptable:
+            return ""
+        return vault.token_fingerprint(self.token)
 
     @property
     def is_active(self) -> bool:
