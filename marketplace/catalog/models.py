@@ -235,7 +235,7 @@ class Listing(models.Model):
     # The seller's product id exactly as their database holds it (the feed's raw value,
     # untrimmed), "" when it is the SKU itself: what EDRTS and the status file name. A
     # trimmed id names another record (EDRTS would create a product the seller never had).
-    record_id = models.TextField(blank=True, default="")
+    record_id = models.TextField(blank=True, default="", db_default="")
     title = models.CharField(max_length=300, blank=True)
     description = models.TextField(blank=True)
     brand = models.CharField(max_length=200, blank=True)
@@ -279,7 +279,7 @@ class RejectedSku(models.Model):
     )
     sku = models.CharField(max_length=128)
     # As on ``Listing``: the id as the feed's row held it, "" when the SKU itself.
-    record_id = models.TextField(blank=True, default="")
+    record_id = models.TextField(blank=True, default="", db_default="")
     reason = models.CharField(max_length=300)
     run_id = models.PositiveBigIntegerField()
     # When the rejection (or its reason) last changed: the status time. A run that rejects
