@@ -162,6 +162,11 @@ class CatalogSide:
             )
             if error:
                 raise RuntimeError(f"listing-status import not provisioned: {error}")
+            # Its first run now (it creates the mp_* fields; EDRTS waits for it), read as
+            # the periodic status sweep would: the sender may then send.
+            status_import = imports.status_import_of(source)
+            self.sandbox.control("POST", f"/imports/{status_import.import_id}/run", {})
+            imports.status_import_status_refresh(source=source)
         self.soak.note("catalog set up", sellers=len(self.sellers), products=self.products)
 
     def stop(self) -> None:

@@ -48,7 +48,7 @@ def run(
 
     from marketplace.catalog import access, edrts_sender
     from marketplace.catalog.mapping import mapping_default
-    from marketplace.catalog.models import CatalogSource, Listing, StatusChange
+    from marketplace.catalog.models import CatalogSource, Listing, StatusChange, StatusImport
 
     sandbox = env.sandbox
     assert sandbox is not None
@@ -71,11 +71,19 @@ def run(
         )
         db_ids.append(str(db["id"]))
         account_ids.append(str(db["account_id"]))
-        CatalogSource.objects.create(
+        source = CatalogSource.objects.create(
             seller=seller,
             account_id=str(db["account_id"]),
             db_id=str(db["id"]),
             export_fields=mapping_default().as_json(),
+        )
+        # As after the listing-status import's first run: EDRTS waits for it (it creates
+        # the mp_* fields EDRTS writes); P8 measures the sending, not that wait.
+        StatusImport.objects.create(
+            source=source,
+            state=StatusImport.State.ACTIVE,
+            import_id=f"p8-{index}",
+            last_download_time="2026-01-01 00:00:00",
         )
     username, password, email = API_USER
     sandbox.api_user_create(username, password, email, account_ids=account_ids)

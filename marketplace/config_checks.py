@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from cryptography.fernet import Fernet
 from django.core.exceptions import ImproperlyConfigured
@@ -102,6 +103,33 @@ def metrics_token_problem(token: str) -> str | None:
     return None
 
 
+# Base URLs production must reach over TLS: a plain http:// one would carry tokens, the
+# seller's feed credentials and buyers' data in the clear. A local address (a sidecar, a
+# test's sandbox) is excepted: nothing leaves the machine.
+HTTPS_SETTINGS = (
+    "APP_BASE_URL",
+    "PLATFORM_BASE_URL",
+    "PLATFORM_OAUTH_BASE_URL",
+    "PLATFORM_API_BASE_URL",
+    "PLATFORM_EDRTS_BASE_URL",
+    "PLATFORM_REDIRECT_URL",
+)
+LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def plain_http_problem(name: str, value: object) -> str | None:
+    """Why production must not use ``value`` for ``name`` (None when it may): plain
+    ``http://`` to anything but a local address. Names the setting, never the value."""
+    if not isinstance(value, str) or not value:
+        return None
+    parts = urlsplit(value.strip())
+    if parts.scheme.lower() != "http":
+        return None
+    if (parts.hostname or "").lower() in LOCAL_HOSTS:
+        return None
+    return f"{name} must use https:// in production (plain http:// only for a local address)"
+
+
 def _holds_placeholder(value: object) -> bool:
     if isinstance(value, str):
         return PLACEHOLDER in value.lower()
@@ -130,6 +158,10 @@ def production_refusals(settings: object, environ: dict[str, str] | None = None)
     metrics_problem = metrics_token_problem(getattr(settings, "METRICS_TOKEN", "") or "")
     if metrics_problem:
         problems.append(metrics_problem)
+    for name in HTTPS_SETTINGS:
+        http_problem = plain_http_problem(name, getattr(settings, name, None))
+        if http_problem:
+            problems.append(http_problem)
     named = {problem.split()[0] for problem in problems}
     for name in _PLACEHOLDER_SETTINGS:
         if name not in named and _holds_placeholder(getattr(settings, name, None)):

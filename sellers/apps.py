@@ -6,3 +6,7 @@ class SellersConfig(AppConfig):
 
     name = "sellers"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Connects the key rotation's receivers for the sellers' own encrypted fields.
+        from sellers import key_rotation  # noqa: F401

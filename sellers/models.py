@@ -28,6 +28,10 @@ class Seller(models.Model):
         return self.display_name
 
 
+# What a page shows for a token the configured keys cannot decrypt.
+UNDECRYPTABLE = "(cannot be decrypted)"
+
+
 class PlatformConnection(models.Model):
     """One seller's grant at the platform. At most one per seller, updated in place.
 
@@ -46,8 +50,8 @@ class PlatformConnection(models.Model):
     seller = models.OneToOneField(Seller, on_delete=models.CASCADE, related_name="connection")
     state = models.CharField(max_length=20, choices=State.choices, default=State.NOT_CONNECTED)
     # Fernet ciphertext (URL-safe base64 text); empty when there is no grant.
-    access_token_ciphertext = models.TextField(blank=True, default="", editable=False)
-    refresh_token_ciphertext = models.TextField(blank=True, default="", editable=False)
+    access_token_ciphertext = vault.EncryptedTextField(blank=True, default="", editable=False)
+    refresh_token_ciphertext = vault.EncryptedTextField(blank=True, default="", editable=False)
     access_token_expires_at = models.DateTimeField(null=True, blank=True)
     refresh_token_expires_at = models.DateTimeField(null=True, blank=True)
     connected_at = models.DateTimeField(null=True, blank=True)
@@ -102,14 +106,28 @@ class PlatformConnection(models.Model):
         return vault.token_decrypt(self.refresh_token_ciphertext)
 
     @property
+    def tokens_decryptable(self) -> bool:
+        """False when a stored token cannot be decrypted with the configured keys (a key
+        lost or removed too early): the grant is unusable, the seller must reconnect."""
+        return vault.token_decryptable(self.access_token_ciphertext) and vault.token_decryptable(
+            self.refresh_token_ciphertext
+        )
+
+    @property
     def access_token_fingerprint(self) -> str:
         """A short, non-reversible tag for admin and logs (sha256 prefix of the token)."""
-        return vault.token_fingerprint(self.access_token) if self.access_token_ciphertext else ""
+        if not self.access_token_ciphertext:
+            return ""
+        if not vault.token_decryptable(self.access_token_ciphertext):
+            return UNDECRYPTABLE
+        return vault.token_fingerprint(self.access_token)
 
     @property
     def refresh_token_fingerprint(self) -> str:
         if not self.refresh_token_ciphertext:
             return ""
+        if not vault.token_decryptable(self.refresh_token_ciphertext):
+            return UNDECRYPTABLE
         return vault.token_fingerprint(self.refresh_token)
 
     def tokens_set(self, *, access_token: str, refresh_token: str) -> None:

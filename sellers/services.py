@@ -18,7 +18,6 @@ import logging
 import random
 import re
 import secrets
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
@@ -306,6 +305,36 @@ def _connection_lose(
     )
 
 
+KEY_LOST_REASON = (
+    "The stored authorization cannot be decrypted with the configured keys "
+    "(TOKEN_ENCRYPTION_KEYS): the seller must connect again."
+)
+
+
+def connection_key_lost(*, connection_id: int) -> bool:
+    """The connection's stored tokens cannot be decrypted (a key lost): a live grant goes
+    to needs re-authorization and the seller is e-mailed (once: the state changes, the
+    tokens are wiped, nothing retries); any other state just loses the dead ciphertext.
+    Returns whether a live grant was lost."""
+    with transaction.atomic():
+        connection = PlatformConnection.objects.select_for_update().get(id=connection_id)
+        if connection.tokens_decryptable:
+            return False
+        if connection.state == State.CONNECTED:
+            _connection_lose(connection, reason=KEY_LOST_REASON, now=timezone.now())
+            return True
+        connection.tokens_wipe()
+        connection.save(
+            update_fields=[
+                "access_token_ciphertext",
+                "refresh_token_ciphertext",
+                "refresh_queued_at",
+                "updated_at",
+            ]
+        )
+        return False
+
+
 # What a successful refresh changes (a full save() also rewrote every other column).
 _REFRESHED_FIELDS = [
     "access_token_ciphertext",
@@ -355,7 +384,13 @@ def connection_refresh(
         connection = PlatformConnection.objects.select_for_update().get(id=connection_id)
         _ensure_live(connection)
         now = timezone.now()
-        if not _refresh_due(
+        if not connection.tokens_decryptable:
+            # A key lost (or removed before the rotation ran): the grant is unusable and
+            # retrying cannot help. The seller is told once (the state changes) and
+            # reconnects.
+            _connection_lose(connection, reason=KEY_LOST_REASON, now=now, actor=actor)
+            failure = ReauthorizationRequired(KEY_LOST_REASON)
+        elif not _refresh_due(
             connection,
             now=now,
             force=force,
@@ -363,63 +398,64 @@ def connection_refresh(
             seen_generation=seen_generation,
         ):
             return connection
-        try:
-            tokens = oauth.token_refresh(
-                refresh_token=connection.refresh_token, seller_id=connection.seller_id
-            )
-        except PlatformAuthError as exc:
-            reason = (
-                "The platform refused to renew the authorization "
-                f"({exc.code or exc.status or 'auth'})."
-            )
-            _connection_lose(connection, reason=reason, now=now, actor=actor)
-            failure = ReauthorizationRequired(reason)
-        except PlatformError as exc:
-            connection.last_error = f"{type(exc).__name__}: {exc}"[:500]
-            connection.save(update_fields=["last_error", "updated_at"])
-            connection_event_record(
-                seller_id=connection.seller_id,
-                kind=Kind.REFRESH_FAILED,
-                detail=f"The platform could not renew the access token now; retrying later "
-                f"({type(exc).__name__}: {exc}).",
-                actor=actor,
-            )
-            failure = TokenRefreshUnavailable(str(exc), retry_after=exc.retry_after)
         else:
-            now = timezone.now()
-            rotated = tokens.refresh_token is not None
-            # The new refresh token is stored in the same transaction as the access token:
-            # once the platform rotated it, the old one is dead.
-            connection.tokens_set(
-                access_token=tokens.access_token,
-                refresh_token=(
-                    tokens.refresh_token
-                    if tokens.refresh_token is not None  # rotated
-                    else connection.refresh_token
-                ),
-            )
-            connection.access_token_expires_at = now + timedelta(seconds=tokens.expires_in)
-            if rotated:
-                connection.refresh_token_expires_at = now + REFRESH_TOKEN_LIFETIME
-                for field in selectors.WARNING_MARKERS.values():
-                    setattr(connection, field, None)
-            connection.last_refreshed_at = now
-            connection.last_error = ""
-            connection.refresh_queued_at = None
-            connection.generation += 1
-            connection.save(update_fields=_REFRESHED_FIELDS)
-            connection_event_record(
-                seller_id=connection.seller_id,
-                kind=Kind.REFRESHED,
-                detail="Access token renewed"
-                + ("; the platform also issued a new refresh token." if rotated else "."),
-                actor=actor,
-            )
-            logger.info(
-                "seller %s token refreshed (generation %s)",
-                connection.seller_id,
-                connection.generation,
-            )
+            try:
+                tokens = oauth.token_refresh(
+                    refresh_token=connection.refresh_token, seller_id=connection.seller_id
+                )
+            except PlatformAuthError as exc:
+                reason = (
+                    "The platform refused to renew the authorization "
+                    f"({exc.code or exc.status or 'auth'})."
+                )
+                _connection_lose(connection, reason=reason, now=now, actor=actor)
+                failure = ReauthorizationRequired(reason)
+            except PlatformError as exc:
+                connection.last_error = f"{type(exc).__name__}: {exc}"[:500]
+                connection.save(update_fields=["last_error", "updated_at"])
+                connection_event_record(
+                    seller_id=connection.seller_id,
+                    kind=Kind.REFRESH_FAILED,
+                    detail=f"The platform could not renew the access token now; retrying later "
+                    f"({type(exc).__name__}: {exc}).",
+                    actor=actor,
+                )
+                failure = TokenRefreshUnavailable(str(exc), retry_after=exc.retry_after)
+            else:
+                now = timezone.now()
+                rotated = tokens.refresh_token is not None
+                # The new refresh token is stored in the same transaction as the access token:
+                # once the platform rotated it, the old one is dead.
+                connection.tokens_set(
+                    access_token=tokens.access_token,
+                    refresh_token=(
+                        tokens.refresh_token
+                        if tokens.refresh_token is not None  # rotated
+                        else connection.refresh_token
+                    ),
+                )
+                connection.access_token_expires_at = now + timedelta(seconds=tokens.expires_in)
+                if rotated:
+                    connection.refresh_token_expires_at = now + REFRESH_TOKEN_LIFETIME
+                    for field in selectors.WARNING_MARKERS.values():
+                        setattr(connection, field, None)
+                connection.last_refreshed_at = now
+                connection.last_error = ""
+                connection.refresh_queued_at = None
+                connection.generation += 1
+                connection.save(update_fields=_REFRESHED_FIELDS)
+                connection_event_record(
+                    seller_id=connection.seller_id,
+                    kind=Kind.REFRESHED,
+                    detail="Access token renewed"
+                    + ("; the platform also issued a new refresh token." if rotated else "."),
+                    actor=actor,
+                )
+                logger.info(
+                    "seller %s token refreshed (generation %s)",
+                    connection.seller_id,
+                    connection.generation,
+                )
     if failure is not None:
         raise failure
     return connection
@@ -437,6 +473,9 @@ def connection_access_token(*, connection_id: int) -> str:
     if connection is None:
         raise ConnectionNotLive(f"connection {connection_id} does not exist")
     _ensure_live(connection)
+    if not connection.tokens_decryptable:
+        connection_key_lost(connection_id=connection_id)
+        raise ReauthorizationRequired(KEY_LOST_REASON)
     expires = connection.access_token_expires_at
     if expires and expires > timezone.now() + settings.TOKEN_REFRESH_LEEWAY:
         return connection.access_token
@@ -602,51 +641,3 @@ def refresh_token_expiry_sweep(*, now: datetime | None = None) -> ExpirySweepRes
         if len(ids) < batch_size:
             break
     return result
-
-
-# --- key rotation ------------------------------------------------------------------------
-
-
-@sensitive_variables()
-def token_keys_rotate(
-    *, batch_size: int = 500, progress: Callable[[int, int], None] | None = None
-) -> int:
-    """Re-encrypt every stored token with the first key of TOKEN_ENCRYPTION_KEYS.
-
-    Idempotent: rows already under the first key are skipped. Each row is re-encrypted
-    under its row lock so a concurrent refresh cannot be overwritten with older tokens.
-    Returns how many rows changed; ``progress(done, total)`` is called after each batch.
-    """
-    base = PlatformConnection.objects.exclude(
-        access_token_ciphertext="", refresh_token_ciphertext=""
-    ).order_by("id")
-    total = base.count()
-    done = changed = 0
-    last_id = 0
-    while ids := list(base.filter(id__gt=last_id).values_list("id", flat=True)[:batch_size]):
-        with transaction.atomic():
-            for connection in PlatformConnection.objects.select_for_update().filter(id__in=ids):
-                if vault.token_is_current(
-                    connection.access_token_ciphertext
-                ) and vault.token_is_current(connection.refresh_token_ciphertext):
-                    continue
-                connection.access_token_ciphertext = vault.token_reencrypt(
-                    connection.access_token_ciphertext
-                )
-                connection.refresh_token_ciphertext = vault.token_reencrypt(
-                    connection.refresh_token_ciphertext
-                )
-                connection.save(
-                    update_fields=["access_token_ciphertext", "refresh_token_ciphertext"]
-                )
-                connection_event_record(
-                    seller_id=connection.seller_id,
-                    kind=Kind.KEY_ROTATED,
-                    detail="Stored tokens re-encrypted with the current key.",
-                )
-                changed += 1
-        done += len(ids)
-        last_id = ids[-1]
-        if progress is not None:
-            progress(done, total)
-    return changed

@@ -3,6 +3,11 @@
 ``settings.TOKEN_ENCRYPTION_KEYS`` is a list of Fernet keys; the first encrypts, all
 decrypt (``MultiFernet``). To rotate: put a new key first, run
 ``manage.py rotate_token_keys`` (re-encrypts every token with it), then drop the old key.
+
+Every model field that stores vault ciphertext is an ``EncryptedTextField``: the rotation
+finds them all by introspection (``encrypted_fields``), so a field added later is rotated
+too, and ``tests/sellers/test_key_rotation.py`` fails when ciphertext is stored anywhere
+else.
 """
 
 from __future__ import annotations
@@ -11,11 +16,32 @@ import hashlib
 from functools import lru_cache
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
+from django.apps import apps
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.db import models
 from django.views.decorators.debug import sensitive_variables
 
 from sellers.errors import VaultError
+
+
+class EncryptedTextField(models.TextField):
+    """Text holding vault ciphertext (``token_encrypt``), never plaintext: the marker the
+    key rotation finds its fields by. Stored as a plain text column."""
+
+
+def encrypted_fields() -> dict[type[models.Model], list[str]]:
+    """Every model of the project with ``EncryptedTextField`` columns, and their names."""
+    found: dict[type[models.Model], list[str]] = {}
+    for model in apps.get_models():
+        names = [
+            field.name
+            for field in model._meta.get_fields()
+            if isinstance(field, EncryptedTextField)
+        ]
+        if names:
+            found[model] = names
+    return found
 
 
 @lru_cache(maxsize=4)
@@ -60,6 +86,18 @@ def token_reencrypt(ciphertext: str) -> str:
         return _fernet().rotate(ciphertext.encode("ascii")).decode("ascii")
     except InvalidToken as exc:
         raise VaultError("stored token cannot be decrypted with the configured keys") from exc
+
+
+@sensitive_variables()
+def token_decryptable(ciphertext: str) -> bool:
+    """True when the configured keys decrypt ``ciphertext`` (or it is empty)."""
+    if not ciphertext:
+        return True
+    try:
+        _fernet().decrypt(ciphertext.encode("ascii"))
+    except InvalidToken:
+        return False
+    return True
 
 
 @sensitive_variables()

@@ -231,3 +231,33 @@ def test_production_serves_metrics_with_a_long_token_or_none() -> None:
             env={**PRODUCTION_ENV, "METRICS_TOKEN": token},
         )
         assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("APP_BASE_URL", "http://marketplace.example.com"),
+        ("PLATFORM_BASE_URL", "http://platform.example.com/api/v1"),
+        ("PLATFORM_API_BASE_URL", "http://platform.example.com/api.php"),
+        ("PLATFORM_EDRTS_BASE_URL", "http://ebs.example.com/catalog/rest.php"),
+        ("PLATFORM_OAUTH_BASE_URL", "HTTP://platform.example.com/oauth"),
+    ],
+)
+def test_production_refuses_plain_http_base_urls_naming_the_setting(name: str, value: str) -> None:
+    # Given production settings whose base URL is plain http:// to another machine
+    result = _manage("check", env={**PRODUCTION_ENV, name: value})
+    # Then manage.py check fails naming the setting, never printing the value
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert "marketplace.E001" in output
+    assert f"{name} must use https://" in output
+    assert value not in output
+
+
+@pytest.mark.parametrize(
+    "value", ["http://127.0.0.1:8100/api/v1", "http://localhost:8100/api/v1", "http://[::1]:81/"]
+)
+def test_production_accepts_plain_http_to_a_local_address(value: str) -> None:
+    env = {**PRODUCTION_ENV, "PLATFORM_BASE_URL": value, "APP_BASE_URL": value}
+    result = _manage("check", "--deploy", "--fail-level", "WARNING", env=env)
+    assert result.returncode == 0, result.stdout + result.stderr

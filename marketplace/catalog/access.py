@@ -18,11 +18,13 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.dispatch import receiver
 from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
 
+from marketplace.catalog import dispatch
 from marketplace.catalog.errors import ApiAccessNeeded, CatalogError
-from marketplace.catalog.models import ApiSignIn, PlatformApiAccess
+from marketplace.catalog.models import ApiSignIn, PlatformApiAccess, StatusSync
 from marketplace.platform import auth_api
 from marketplace.platform.auth_api import AuthApi
 from marketplace.platform.edrts import GROUP as EDRTS_GROUP
@@ -32,15 +34,48 @@ from marketplace.platform.exports import ExportsApi
 from marketplace.platform.imports import ImportsApi
 from marketplace.platform.transport import ApiKeyTransport
 from sellers import vault
+from sellers.signals import ciphertext_lost
 
 logger = logging.getLogger(__name__)
 
 ACCESS_PK = 1
 
 
+KEY_LOST_REASON = (
+    "The stored API token cannot be decrypted with the configured keys "
+    "(TOKEN_ENCRYPTION_KEYS): sign in again."
+)
+
+
 def access_get() -> PlatformApiAccess:
+    """The access row; a token no configured key decrypts (a key lost) turns it to
+    "needs sign-in" here, so no page or worker meets the undecryptable token."""
     access, _ = PlatformApiAccess.objects.get_or_create(pk=ACCESS_PK)
+    if access.token_ciphertext and not access.token_decryptable:
+        access_key_lost()
+        access.refresh_from_db()
     return access
+
+
+def access_key_lost() -> bool:
+    """The stored token cannot be decrypted: access → needs sign-in (staff told once), the
+    dead ciphertext dropped. Returns whether the state changed."""
+    access = PlatformApiAccess.objects.filter(pk=ACCESS_PK).first()
+    if access is None or not access.token_ciphertext or access.token_decryptable:
+        return False
+    changed = access_mark_needs_sign_in(
+        token_ciphertext=access.token_ciphertext, reason=KEY_LOST_REASON
+    )
+    PlatformApiAccess.objects.filter(pk=ACCESS_PK, token_ciphertext=access.token_ciphertext).update(
+        token_ciphertext=""
+    )
+    return changed
+
+
+@receiver(ciphertext_lost, sender=PlatformApiAccess)
+def _api_token_lost(sender: type[PlatformApiAccess], pks: list[int], **kwargs: object) -> None:
+    """The key rotation found the API token undecryptable."""
+    access_key_lost()
 
 
 def access_token_name() -> str:
@@ -148,11 +183,26 @@ def access_sign_in_finish(
             pending.state = ApiSignIn.State.SIGNED_IN
             pending.finished_at = timezone.now()
             pending.save(update_fields=["state", "finished_at"])
+            status_senders_wake()
             return access
     # The wrong code's count (and the call log of a failed call) is committed before the
     # refusal is raised.
     assert outcome is not None
     raise outcome
+
+
+def status_senders_wake() -> int:
+    """The API user signed in again: every EDRTS sender that waits for it drains at once
+    (after commit), not at the end of its fallback countdown. Returns how many."""
+    waiting = list(
+        StatusSync.objects.filter(waiting_for_access=True).values_list("seller_id", flat=True)
+    )
+    StatusSync.objects.filter(seller_id__in=waiting).update(
+        waiting_for_access=False, next_attempt_at=None
+    )
+    for seller_id in waiting:
+        dispatch.status_sync_drain_enqueue(seller_id)
+    return len(waiting)
 
 
 def access_sign_in_cancel(*, key: str) -> None:

@@ -5,6 +5,13 @@ drained per seller, one drain at a time (a lease on the seller's ``StatusSync``)
 
 * several changes of one SKU are coalesced into its latest, and a change no newer than
   the version already sent for that SKU (``StatusSent``) is never sent;
+* nothing is sent before the seller's listing-status import has run once at the platform
+  (``status_import_ran``): the import creates the ``mp_*`` fields in the seller's
+  database, and EDRTS only writes fields it already fills (edrts-contract.md). Until then
+  the changes wait (the page says why); the status sweep that sees the first run wakes the
+  sender and puts the import on its daily schedule;
+* the record's ``id`` is the seller's own id exactly as their database holds it (the
+  feed's raw value, ``Listing.record_id``): a trimmed one names another record;
 * only SKUs the seller's database holds are sent: a ``PUT /db`` with an unknown id would
   create a stray product. The feed is the seller's database exported, so a SKU it carries
   exists: listed SKUs (``live``) and SKUs carried but rejected (``rejected``). A listing is
@@ -59,6 +66,10 @@ logger = logging.getLogger(__name__)
 PRODUCT_ID_FIELD = "id"
 # Statuses of SKUs the seller's database holds (see the module docstring).
 SENDABLE = frozenset({LIVE, REJECTED})
+WAITING_FOR_IMPORT = (
+    "Waiting for the listing-status import's first run: EDRTS writes only the mp_* fields "
+    "that import creates in the seller's database."
+)
 NOT_ADDRESSABLE = (
     "The feed's SKU comes from the field “{field}”, not the product id: EDRTS cannot "
     "address the products; the listing-status import alone brings statuses back."
@@ -91,6 +102,17 @@ def product_id_field(source: CatalogSource) -> str:
     return PRODUCT_ID_FIELD if not source.export_fields else ""
 
 
+def status_import_ran(*, source: CatalogSource) -> bool:
+    """Whether the seller's listing-status import is set up and has run at the platform at
+    least once (it created the ``mp_*`` fields EDRTS writes)."""
+    status_import = StatusImport.objects.filter(source=source).first()
+    return (
+        status_import is not None
+        and status_import.is_active
+        and bool(status_import.last_download_time)
+    )
+
+
 def status_targets(*, source: CatalogSource) -> dict[str, str]:
     """The seller's fields the statuses fill: the listing-status import's (staff may have
     changed them), so EDRTS and the import write the same fields."""
@@ -110,7 +132,9 @@ def status_record(row: dict[str, Any], *, targets: dict[str, str]) -> dict[str, 
     listing-status file gives (status_file.status_rows)."""
     listing_id = row["listing_id"]
     return {
-        "id": row["sku"],
+        # The seller's own id as their database holds it: a trimmed one names another record,
+        # and EDRTS creates a product for an unknown id.
+        "id": row["record_id"] or row["sku"],
         targets["listing_id"]: str(listing_id) if listing_id else "",
         targets["status"]: row["status"],
         targets["reason"]: row["reason"],
@@ -219,6 +243,14 @@ def _drain(seller_id: int, *, force: bool) -> DrainResult:
                 last_error=message, last_error_at=timezone.now()
             )
         return result
+    if not status_import_ran(source=source):
+        # Held, not settled: the import's first run (status_import_status_refresh) wakes it.
+        result.held = True
+        if sync.last_error != WAITING_FOR_IMPORT:
+            StatusSync.objects.filter(pk=sync.pk).update(
+                last_error=WAITING_FOR_IMPORT, last_error_at=timezone.now()
+            )
+        return result
     targets = status_targets(source=source)
     deadline = time.monotonic() + settings.EDRTS_DRAIN_SECONDS
     while time.monotonic() < deadline:
@@ -241,7 +273,9 @@ def _step(
         dict(row)
         for row in StatusChange.objects.filter(seller_id=seller_id, sent_at__isnull=True)
         .order_by("id")
-        .values("id", "sku", "listing_id", "status", "reason", "status_at", "created_at")[:scan]
+        .values(
+            "id", "sku", "record_id", "listing_id", "status", "reason", "status_at", "created_at"
+        )[:scan]
     ]
     if not pending:
         return result
@@ -290,6 +324,9 @@ def _step(
         result.again_in = max(0.05, float(wait))
         return result
     except ApiAccessNeeded as exc:
+        # Back once staff sign in again: the sign-in wakes every sender waiting so
+        # (access.access_sign_in_finish); the countdown is only the fallback.
+        StatusSync.objects.filter(pk=sync.pk).update(waiting_for_access=True)
         return _failure(sync, str(exc), count=False)
     except (PlatformError, ValueError) as exc:
         return _failure(sync, f"Sending statuses failed: {exc}")
@@ -325,7 +362,12 @@ def _sent(
             update_fields=["version", "status", "sent_at"],
         )
         StatusSync.objects.filter(pk=sync.pk).update(
-            failures=0, next_attempt_at=None, last_error="", last_sent_at=now, updated_at=now
+            failures=0,
+            next_attempt_at=None,
+            waiting_for_access=False,
+            last_error="",
+            last_sent_at=now,
+            updated_at=now,
         )
     sync.failures = 0
 

@@ -33,8 +33,12 @@ STAGE = "catalog_feed_stage"
 SQLITE_CHUNK = 2000
 REJECTIONS_KEPT = 200
 _NUMERIC = {"price", "sale_price"}
-# What a row sets on its listing: every listing column but the key.
-CONTENT_COLUMNS = tuple(column for column in LISTING_COLUMNS if column != "sku")
+# What a row sets on its listing: every listing column but the key, then the record id
+# (the SKU as the file held it, "" when the same: ``Listing.record_id``).
+CONTENT_COLUMNS = (*(column for column in LISTING_COLUMNS if column != "sku"), "record_id")
+STAGE_COLUMNS = ("sku", *CONTENT_COLUMNS)
+# A rejected row's content: nothing but its record id, written last.
+REJECTED_BLANK = (None,) * (len(CONTENT_COLUMNS) - 1)
 
 
 @dataclass
@@ -65,7 +69,7 @@ def stage_create(cursor: Any) -> None:
     numeric = "numeric" if connection.vendor == "postgresql" else "decimal"
     columns = ", ".join(
         f"{name} {numeric if name in _NUMERIC else 'integer' if name == 'quantity' else 'text'}"
-        for name in LISTING_COLUMNS
+        for name in STAGE_COLUMNS
     )
     _drop_stage(cursor)
     if connection.vendor == "postgresql":
@@ -80,13 +84,13 @@ def stage_create(cursor: Any) -> None:
 
 @contextmanager
 def stage_writer(cursor: Any) -> Iterator[Callable[[tuple[Any, ...]], None]]:
-    """``write((line, reason, sku, title, …))`` for each row; flushed on exit."""
-    names = ", ".join(("line", "reason", *LISTING_COLUMNS))
+    """``write((line, reason, sku, title, …, record_id))`` for each row; flushed on exit."""
+    names = ", ".join(("line", "reason", *STAGE_COLUMNS))
     if connection.vendor == "postgresql":
         with cursor.cursor.copy(f"COPY {STAGE} ({names}) FROM STDIN") as copy:
             yield copy.write_row
         return
-    marks = ", ".join(["%s"] * (2 + len(LISTING_COLUMNS)))
+    marks = ", ".join(["%s"] * (2 + len(STAGE_COLUMNS)))
     sql = f"INSERT INTO {STAGE} ({names}) VALUES ({marks})"
     pending: list[tuple[Any, ...]] = []
 
@@ -102,13 +106,15 @@ def stage_writer(cursor: Any) -> Iterator[Callable[[tuple[Any, ...]], None]]:
 
 
 def stage_duplicates_mark(cursor: Any) -> int:
-    """Later valid rows of a SKU are rejected as duplicates of its first; returns how many."""
+    """Later valid rows of a SKU are rejected as duplicates of its first row, whatever
+    became of that one (a rejected first row is not replaced by a later one: the file's
+    first word on a SKU decides); returns how many."""
     # No ANALYZE of the stage: it cost ~1 s a run here, and the plans without it (hash
     # aggregate, hash anti-joins) are the ones wanted anyway.
     cursor.execute(
         f"""UPDATE {STAGE} SET reason = 'duplicate sku: already on line '
                 || CAST(firsts.line AS text) || ' of this feed'
-            FROM (SELECT sku, MIN(line) AS line FROM {STAGE} WHERE reason IS NULL
+            FROM (SELECT sku, MIN(line) AS line FROM {STAGE} WHERE sku <> ''
                   GROUP BY sku HAVING COUNT(*) > 1) AS firsts
             WHERE {STAGE}.sku = firsts.sku AND {STAGE}.reason IS NULL
               AND {STAGE}.line > firsts.line"""
@@ -146,14 +152,17 @@ def stage_merge(cursor: Any, *, seller_id: int, run_id: int, now: datetime) -> t
     content = ", ".join(_quoted(name) for name in CONTENT_COLUMNS)
     assign = ", ".join(f"{_quoted(name)} = excluded.{_quoted(name)}" for name in CONTENT_COLUMNS)
     stamp = connection.ops.adapt_datetimefield_value(now)
+    # status_at moves only with the status (created, or reactivated): a content-only edit
+    # changes no status, records no change, and so must not change the status's time.
     insert = f"""INSERT INTO {table} AS cur
-            (seller_id, sku, {content}, active, last_run_id, created_at, updated_at)
-        SELECT %s, sku, {content}, TRUE, %s, %s, %s FROM {STAGE}
+            (seller_id, sku, {content}, active, last_run_id, created_at, updated_at, status_at)
+        SELECT %s, sku, {content}, TRUE, %s, %s, %s, %s FROM {STAGE}
         WHERE reason IS NULL ORDER BY sku
         ON CONFLICT (seller_id, sku) DO UPDATE SET {assign}, active = TRUE,
-            last_run_id = excluded.last_run_id, updated_at = excluded.updated_at
+            last_run_id = excluded.last_run_id, updated_at = excluded.updated_at,
+            status_at = CASE WHEN cur.active THEN cur.status_at ELSE excluded.status_at END
         WHERE {_changed("cur", "excluded")}"""
-    params = [seller_id, run_id, stamp, stamp]
+    params = [seller_id, run_id, stamp, stamp, stamp]
     if connection.vendor == "postgresql":
         # xmax is 0 on a row version this statement inserted, set on one it updated.
         cursor.execute(
@@ -188,10 +197,12 @@ def stage_rejected_keep(
     now: datetime,
     any_rejected: bool = True,
 ) -> None:
-    """Keep every rejected SKU with its reason (the last rejected row of a SKU speaks) but
-    those a valid row of the file carries; forget the SKUs accepted now, and after a full
-    feed those it no longer carries. ``any_rejected`` False (the stage holds no rejected
-    row) skips the insert, which would find nothing."""
+    """Keep every rejected SKU with its reason (its first row speaks: later ones are its
+    duplicates) but those a valid row of the file carries; forget the SKUs accepted now,
+    and after a full feed those it no longer carries. A rejection's time moves only when
+    its reason (or record id) changes; a listing whose rejection is lifted gets the time of
+    this run as its status time (the status changed now). ``any_rejected`` False (the
+    stage holds no rejected row) skips the insert, which would find nothing."""
     table = RejectedSku._meta.db_table
     kept = True
     if not full_feed:  # forgetting reads the whole stage: only when there is one to forget
@@ -199,29 +210,38 @@ def stage_rejected_keep(
         kept = cursor.fetchone() is not None
     if any_rejected:
         cursor.execute(
-            f"""INSERT INTO {table} (seller_id, sku, reason, run_id, updated_at)
-                SELECT %s, s.sku, s.reason, %s, %s FROM {STAGE} AS s
+            f"""INSERT INTO {table} AS cur (seller_id, sku, record_id, reason, run_id, updated_at)
+                SELECT %s, s.sku, COALESCE(s.record_id, ''), s.reason, %s, %s FROM {STAGE} AS s
                 WHERE s.reason IS NOT NULL AND s.sku <> ''
                   AND NOT EXISTS (SELECT 1 FROM {STAGE} AS a
                                   WHERE a.reason IS NULL AND a.sku = s.sku)
                   AND NOT EXISTS (SELECT 1 FROM {STAGE} AS b
                                   WHERE b.reason IS NOT NULL AND b.sku = s.sku
-                                    AND b.line > s.line)
+                                    AND b.line < s.line)
                 ORDER BY s.sku
                 ON CONFLICT (seller_id, sku) DO UPDATE SET reason = excluded.reason,
-                    run_id = excluded.run_id, updated_at = excluded.updated_at""",
+                    record_id = excluded.record_id, run_id = excluded.run_id,
+                    updated_at = CASE
+                        WHEN cur.reason = excluded.reason AND cur.record_id = excluded.record_id
+                        THEN cur.updated_at ELSE excluded.updated_at END""",
             [seller_id, run_id, connection.ops.adapt_datetimefield_value(now)],
         )
     if full_feed:
-        cursor.execute(
-            f"DELETE FROM {table} WHERE seller_id = %s AND run_id <> %s", [seller_id, run_id]
-        )
+        lifted = "seller_id = %s AND run_id <> %s"
+        params: list[Any] = [seller_id, run_id]
     elif kept:  # read before the insert: a rejection it added is never one to forget
-        cursor.execute(
-            f"""DELETE FROM {table} WHERE seller_id = %s
-                AND sku IN (SELECT sku FROM {STAGE} WHERE reason IS NULL)""",
-            [seller_id],
-        )
+        lifted = f"seller_id = %s AND sku IN (SELECT sku FROM {STAGE} WHERE reason IS NULL)"
+        params = [seller_id]
+    else:
+        return
+    # The listings' status time first (no trigger fires on it): the delete's trigger then
+    # records their status with this run's time.
+    cursor.execute(
+        f"""UPDATE {Listing._meta.db_table} SET status_at = %s
+            WHERE seller_id = %s AND sku IN (SELECT sku FROM {table} WHERE {lifted})""",
+        [connection.ops.adapt_datetimefield_value(now), seller_id, *params],
+    )
+    cursor.execute(f"DELETE FROM {table} WHERE {lifted}", params)
 
 
 def listings_active_count(cursor: Any, *, seller_id: int) -> int:
@@ -237,10 +257,10 @@ def stage_deactivate_missing(cursor: Any, *, seller_id: int, now: datetime) -> i
     rejected row names its SKU too: its listing stays as it was); returns how many."""
     table = Listing._meta.db_table
     cursor.execute(
-        f"""UPDATE {table} SET active = FALSE, updated_at = %s
+        f"""UPDATE {table} SET active = FALSE, updated_at = %s, status_at = %s
             WHERE seller_id = %s AND active
               AND NOT EXISTS (SELECT 1 FROM {STAGE} AS s WHERE s.sku = {table}.sku)""",
-        [connection.ops.adapt_datetimefield_value(now), seller_id],
+        [connection.ops.adapt_datetimefield_value(now)] * 2 + [seller_id],
     )
     return max(cursor.rowcount, 0)
 

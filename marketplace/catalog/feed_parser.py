@@ -4,9 +4,10 @@ The file is never read whole: the (decompressed) byte stream goes through a text
 into ``csv.reader``, one record at a time. ``feed_rows`` raises ``FeedMalformed`` for a
 file that is unusable as a whole (not the configured compression, truncated, not UTF-8,
 not CSV, required columns missing); its ``RowCheck`` (made once for the header) turns
-one row into the listing's values or a reason to reject that row alone (a refused
-character, by the intake API's rule in ``marketplace.text_rules``, rejects its row with
-line and field). These are the feed's only row rules: every ingest path uses them.
+one row into the listing's values or a reason to reject that row alone (a harmful
+character, by the feed's rule in ``marketplace.text_rules``, rejects its row with line,
+field and character; odd spacing in a single-line field becomes one space, counted).
+These are the feed's only row rules: every ingest path uses them.
 
 The FEED_MAX_* limits are checked while reading, never after: decompressed bytes are
 counted as they are read, each line is refused past FEED_MAX_LINE_BYTES before csv holds
@@ -35,9 +36,10 @@ from django.conf import settings
 
 from marketplace.catalog.mapping import LISTING_COLUMNS, REQUIRED_COLUMNS
 from marketplace.text_rules import (
-    REFUSED_BUT_LINES_SEARCH,
-    REFUSED_SEARCH,
-    first_refused,
+    FEED_HARMFUL_SEARCH,
+    FEED_SINGLE_SUSPECT,
+    feed_harmful,
+    feed_spacing_fix,
 )
 
 if TYPE_CHECKING:
@@ -55,7 +57,8 @@ MAX_LENGTHS = {
     "image_link": 1000,
     "link": 1000,
 }
-# Free text that may hold lines (tab, line feed, carriage return); the rest may not.
+# Free text that may hold lines (tab, line feed, carriage return) and any spacing; in the
+# rest, odd spacing becomes one space (marketplace.text_rules).
 MULTILINE_FIELDS = frozenset({"description"})
 
 _PRICE = re.compile(r"^(-?\d{1,10})(?:\.(\d{1,2}))?(?:\s+[A-Za-z]{3})?$")
@@ -63,8 +66,10 @@ _PRICE = re.compile(r"^(-?\d{1,10})(?:\.(\d{1,2}))?(?:\s+[A-Za-z]{3})?$")
 # ASCII after it); anything else is decided by urlsplit itself.
 _PLAIN_URL = re.compile(r"^https?://[A-Za-z0-9.\-]+(?::[0-9]{1,5})?(?:[/?#][!-~]*)?$")
 _plain_url = _PLAIN_URL.match
-_refused_search = REFUSED_SEARCH.search
-_refused_but_lines_search = REFUSED_BUT_LINES_SEARCH.search
+_feed_suspect = FEED_SINGLE_SUSPECT.search
+_harmful_search = FEED_HARMFUL_SEARCH.search
+# Corrected fields a run keeps for its page (as many as its rejections).
+CORRECTIONS_KEPT = 200
 
 
 class FeedMalformed(Exception):
@@ -208,7 +213,7 @@ def feed_rows(raw: IO[bytes], *, compression: str, delimiter: str) -> Iterator[F
 @dataclass(frozen=True, slots=True)
 class FeedRows:
     check: RowCheck
-    rows: Iterator[tuple[int, list[str]]]  # (line where the record ends, its fields)
+    rows: Iterator[tuple[int, list[str]]]  # (line where the record starts, its fields)
 
 
 def _header_read(reader: Reader, lines: _CappedLines) -> RowCheck:
@@ -234,7 +239,11 @@ def _rows(reader: Reader, lines: _CappedLines) -> Iterator[tuple[int, list[str]]
     max_fields = settings.FEED_MAX_FIELDS
     max_rows = settings.FEED_MAX_ROWS
     read = 0
+    # The line a record starts on (a quoted field may hold line breaks: the seller looks
+    # for the row where it begins).
+    start = reader.line_num + 1
     for row in reader:
+        line, start = start, reader.line_num + 1
         lines.record_chars = 0
         # Blank lines count: a flood of newlines is refused as fast as a flood of rows.
         read += 1
@@ -246,10 +255,9 @@ def _rows(reader: Reader, lines: _CappedLines) -> Iterator[tuple[int, list[str]]
             continue
         if len(row) > max_fields:
             raise FeedTooLarge(
-                f"line {reader.line_num} has {len(row)} fields, more than {max_fields} "
-                "(FEED_MAX_FIELDS)"
+                f"line {line} has {len(row)} fields, more than {max_fields} (FEED_MAX_FIELDS)"
             )
-        yield reader.line_num, row
+        yield line, row
 
 
 def _gtin_ok(digits: str) -> bool:
@@ -304,8 +312,9 @@ class RowCheck:
     """The rules of one feed row, made once for the file's header (``check(line, row)``).
 
     Returns the listing's values in ``LISTING_COLUMNS`` order, as the database takes them
-    (price and sale price as decimal text, quantity as int), or why the row is rejected:
-    a refused character (by the intake API's rule, with line and field), a wrong width, a
+    (price and sale price as decimal text, quantity as int), then the record id (the SKU
+    as the file holds it, "" when the same as the trimmed SKU), or why the row is rejected:
+    a harmful character (the feed's rule, with line and field), a wrong width, a
     missing or over-long value, a bad amount, quantity, GTIN, condition or link."""
 
     def __init__(self, header: list[str]) -> None:
@@ -322,39 +331,59 @@ class RowCheck:
             *(index for index, name in self._known if name not in MULTILINE_FIELDS), self.width
         )
         self._multi = [index for index, name in self._known if name in MULTILINE_FIELDS]
+        self._known_single = [(i, name) for i, name in self._known if name not in MULTILINE_FIELDS]
+        # Single-line fields whose odd spacing was made one space: how many, and the first
+        # CORRECTIONS_KEPT ({"line", "field", "found"}) for the run's page.
+        self.corrected = 0
+        self.corrections: list[dict[str, Any]] = []
+
+    def ids_of(self, row: list[str]) -> tuple[str, str]:
+        """A rejected row's SKU (to name it; "" when unreadable or itself refused) and its
+        record id as the file holds it ("" when the same as the SKU)."""
+        raw = row[self.sku_index][:128] if self.sku_index < len(row) else ""
+        if feed_harmful(raw) is not None:
+            return "", ""
+        sku = feed_spacing_fix(raw)[0].strip() if _feed_suspect(raw) else raw.strip()
+        return sku, ("" if raw == sku else raw)
 
     def sku_of(self, row: list[str]) -> str:
-        """The SKU of a rejected row, to name it ("" when unreadable or itself refused)."""
-        sku = row[self.sku_index].strip()[:128] if self.sku_index < len(row) else ""
-        return "" if first_refused(sku) is not None else sku
+        return self.ids_of(row)[0]
+
+    def _characters(self, line: int, row: list[str]) -> str | None:
+        """The row's characters, looked at closely (the fast test found something): the
+        first harmful one refuses the row, naming it; odd spacing in a single-line field
+        becomes one space, noted."""
+        for index, name in self._known:
+            bad = feed_harmful(row[index])
+            if bad is not None:
+                return (
+                    f"line {line}, field {name}: character U+{ord(bad):04X} is refused "
+                    "(a control character or a bidi override)"
+                )
+        for index, name in self._known_single:
+            value = row[index]
+            if _feed_suspect(value) is not None:
+                fixed, found = feed_spacing_fix(value)
+                if found:
+                    row[index] = fixed
+                    self.corrected += 1
+                    if len(self.corrections) < CORRECTIONS_KEPT:
+                        self.corrections.append({"line": line, "field": name, "found": found})
+        return None
 
     def __call__(self, line: int, row: list[str]) -> tuple[Any, ...] | str:
         if len(row) != self.width:
             return f"line {line}: the row has {len(row)} fields, not as many as the header"
         row.append("")
-        # The fast test (a search each, as first_refused starts); first_refused names the
-        # character only when a value might hold one.
-        single = "".join(self._single(row))
-        suspect = _refused_search(single) is not None or not single.isascii()
-        if not suspect:
-            for index in self._multi:
-                value = row[index]
-                if _refused_but_lines_search(value) is not None or not value.isascii():
-                    suspect = True
-                    break
-        refused = None
-        if suspect:
-            refused = first_refused(single)
-            for index in self._multi:
-                refused = refused or first_refused(row[index], allow_lines=True)
-        if refused is not None:
-            for index, name in self._known:
-                refused = first_refused(row[index], allow_lines=name in MULTILINE_FIELDS)
-                if refused is not None:
-                    return (
-                        f"line {line}, field {name}: character U+{ord(refused):04X} is refused "
-                        "(control, format or separator character)"
-                    )
+        raw_sku = row[self.sku_index]
+        # The fast test: one search over the single-line text (rarely anything), and the
+        # multi-line fields for what refuses only; the close look only when it found some.
+        if _feed_suspect("".join(self._single(row))) is not None or any(
+            _harmful_search(row[index]) is not None for index in self._multi
+        ):
+            refused = self._characters(line, row)
+            if refused is not None:
+                return refused
         (
             sku,
             title,
@@ -428,4 +457,5 @@ class RowCheck:
             product_type.strip(),
             image_link,
             link,
+            "" if raw_sku == sku else raw_sku,
         )

@@ -17,6 +17,7 @@ columns against the file's header), so the credentials are stored before the fir
 
 from __future__ import annotations
 
+import logging
 import re
 import secrets
 from dataclasses import asdict, dataclass
@@ -26,7 +27,7 @@ from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
 
-from marketplace.catalog import feeds, provisioned
+from marketplace.catalog import dispatch, feeds, provisioned
 from marketplace.catalog.access import platform_api
 from marketplace.catalog.errors import CatalogError, FeedNotSetUp
 from marketplace.catalog.models import CatalogSource, StatusImport
@@ -55,6 +56,8 @@ DEFAULT_SCHEDULE = {"day": "*", "hour": "*", "minute": "15"}
 # The platform's rule for target field names (pinned decision of issue 13).
 FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 
+logger = logging.getLogger(__name__)
+
 # The listing-status import, as the lifecycle of provisioned objects sees it.
 IMPORT = provisioned.Kind(
     noun="import",
@@ -77,10 +80,12 @@ class ImportSchedule:
 
 
 def import_schedule_default(source: CatalogSource) -> ImportSchedule:
-    """Hourly; daily (just after the feed's run) when EDRTS sends the seller's statuses."""
-    from marketplace.catalog.edrts_sender import edrts_sends
+    """Hourly; daily (just after the feed's run) when EDRTS sends the seller's statuses,
+    once the import has run (EDRTS waits for that first run: it creates the fields EDRTS
+    writes, so it comes within the hour)."""
+    from marketplace.catalog.edrts_sender import edrts_sends, status_import_ran
 
-    if edrts_sends(source=source):
+    if edrts_sends(source=source) and status_import_ran(source=source):
         minute = DEFAULT_SCHEDULE["minute"]
         return ImportSchedule(day="*", hour=hourly_fallback_hour(source, minute), minute=minute)
     return ImportSchedule()
@@ -426,11 +431,16 @@ def _store_platform_view(status_import: StatusImport, stored: dict[str, Any]) ->
 
 
 def status_import_status_refresh(*, source: CatalogSource) -> StatusImport:
-    """Read the import's status, last download, last run log and schedule."""
+    """Read the import's status, last download, last run log and schedule.
+
+    Its first run seen: the EDRTS sender, which waited for it, is woken, and the import
+    goes to its daily schedule when EDRTS sends."""
     status_import = status_import_of(source)
     _require_import(status_import)
     stored = provisioned.platform_view(IMPORT, source=source, object_id=status_import.import_id)
+    first_run = not status_import.last_download_time
     _store_platform_view(status_import, stored)
+    first_run = first_run and bool(status_import.last_download_time)
     status_import.save(
         update_fields=[
             "platform_status",
@@ -442,6 +452,13 @@ def status_import_status_refresh(*, source: CatalogSource) -> StatusImport:
             "updated_at",
         ]
     )
+    if first_run:
+        dispatch.status_sync_drain_enqueue(source.seller_id)
+        try:
+            status_import = status_import_schedule_follow(source=source) or status_import
+        except CatalogError:
+            # Kept on the import (its last_error); the schedule stays hourly meanwhile.
+            logger.warning("import of seller %s: could not go daily", source.seller_id)
     return status_import
 
 

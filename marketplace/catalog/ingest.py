@@ -8,8 +8,8 @@ SKUs in one statement, a full feed's deactivations in one ``UPDATE``. A file mal
 as a whole raises out of the transaction, so it changes nothing; the run is marked
 failed with the reason. So does a full feed that would deactivate more than
 FEED_MAX_DEACTIVATE_SHARE of the catalog: the run is held until staff confirm it
-(``feed_run_confirm``). Duplicates are decided by the file alone: the first valid row of
-a SKU wins.
+(``feed_run_confirm``). Duplicates are decided by the file alone: the first row of a SKU
+decides, whatever becomes of it (a later row never takes a rejected first row's place).
 
 Per seller, one ingest at a time and in the order the files arrived: a session advisory
 lock on the seller (Postgres) is taken before a run is claimed and held until it is
@@ -63,6 +63,9 @@ class IngestCounts:
     deactivated: int = 0
     rejected: int = 0
     rejections: list[dict[str, Any]] = field(default_factory=list)
+    # Single-line fields whose odd spacing became one space (feed_parser.RowCheck).
+    corrected: int = 0
+    corrections: list[dict[str, Any]] = field(default_factory=list)
 
 
 def feed_storage() -> Any:
@@ -256,9 +259,10 @@ def _finish(
     run.malformed = malformed
     run.finished_at = timezone.now()
     run.duration_ms = int((time.monotonic() - started) * 1000)
-    for name in ("rows", "created", "updated", "unchanged", "deactivated", "rejected"):
+    for name in ("rows", "created", "updated", "unchanged", "deactivated", "rejected", "corrected"):
         setattr(run, name, getattr(counts, name))
     run.rejections = counts.rejections
+    run.corrections = counts.corrections
     run.save()
     return run
 
@@ -292,9 +296,10 @@ def feed_stream_apply(
 ) -> IngestCounts:
     """Parse, validate and apply a feed stream (call inside a transaction).
 
-    The outcome depends on the file alone, never on what existed before: the first valid
-    row of a SKU wins, later rows of that SKU are rejected as duplicates, and a rejected
-    row leaves its listing as it was (not updated, not deactivated by a full feed)."""
+    The outcome depends on the file alone, never on what existed before: the first row of
+    a SKU decides (valid, it is applied; rejected, the SKU is rejected), later rows of that
+    SKU are rejected as duplicates, and a rejected row leaves its listing as it was (not
+    updated, not deactivated by a full feed)."""
     counts = IngestCounts()
     now = timezone.now()
     with connection.cursor() as cursor:
@@ -304,16 +309,18 @@ def feed_stream_apply(
             feed_rows(raw, compression=compression, delimiter=delimiter) as feed,
             feed_merge.stage_writer(cursor) as write,
         ):
-            check, sku_of = feed.check, feed.check.sku_of
-            blank = (None,) * len(feed_merge.CONTENT_COLUMNS)
+            check, ids_of = feed.check, feed.check.ids_of
+            blank = feed_merge.REJECTED_BLANK
             for line, row in feed.rows:
                 values = check(line, row)
                 if values.__class__ is str:
                     rejected += 1
-                    write((line, values[:300], sku_of(row), *blank))
+                    sku, record_id = ids_of(row)
+                    write((line, values[:300], sku, *blank, record_id))
                 else:
                     accepted += 1
                     write((line, None, *values))
+            counts.corrected, counts.corrections = check.corrected, check.corrections
         duplicates = feed_merge.stage_duplicates_mark(cursor)
         counts.rows = accepted + rejected
         counts.rejected = rejected + duplicates

@@ -27,7 +27,7 @@ class PlatformApiAccess(models.Model):
 
     state = models.CharField(max_length=20, choices=State.choices, default=State.NOT_SIGNED_IN)
     username = models.CharField(max_length=200, blank=True)
-    token_ciphertext = models.TextField(blank=True, default="", editable=False)
+    token_ciphertext = vault.EncryptedTextField(blank=True, default="", editable=False)
     token_name = models.CharField(max_length=200, blank=True)
     code_sent_at = models.DateTimeField(null=True, blank=True)
     signed_in_at = models.DateTimeField(null=True, blank=True)
@@ -55,8 +55,14 @@ class PlatformApiAccess(models.Model):
         return vault.token_decrypt(self.token_ciphertext)
 
     @property
+    def token_decryptable(self) -> bool:
+        return vault.token_decryptable(self.token_ciphertext)
+
+    @property
     def token_fingerprint(self) -> str:
-        return vault.token_fingerprint(self.token) if self.token_ciphertext else ""
+        if not self.token_ciphertext or not self.token_decryptable:
+            return ""
+        return vault.token_fingerprint(self.token)
 
     @property
     def is_active(self) -> bool:
@@ -185,6 +191,10 @@ class FeedRun(models.Model):
     rejected = models.PositiveIntegerField(default=0)
     # [{"line", "sku", "reason"}, ...], the first REJECTIONS_KEPT of them.
     rejections = models.JSONField(default=list, blank=True)
+    # Single-line fields whose odd spacing (tab, line break, no-break space...) was made one
+    # space: how many, and the first of them [{"line", "field", "found"}, ...].
+    corrected = models.PositiveIntegerField(default=0)
+    corrections = models.JSONField(default=list, blank=True)
     error = models.CharField(max_length=500, blank=True)
     # Failed because the file itself is malformed: its file is kept only
     # FEED_FAILED_FILE_RETENTION_HOURS (retention.py), not a good file's days.
@@ -222,6 +232,10 @@ class Listing(models.Model):
         "sellers.Seller", on_delete=models.CASCADE, related_name="listings", db_index=False
     )
     sku = models.CharField(max_length=128)
+    # The seller's product id exactly as their database holds it (the feed's raw value,
+    # untrimmed), "" when it is the SKU itself: what EDRTS and the status file name. A
+    # trimmed id names another record (EDRTS would create a product the seller never had).
+    record_id = models.TextField(blank=True, default="", db_default="")
     title = models.CharField(max_length=300, blank=True)
     description = models.TextField(blank=True)
     brand = models.CharField(max_length=200, blank=True)
@@ -238,6 +252,10 @@ class Listing(models.Model):
     last_run_id = models.PositiveBigIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # When what the marketplace says of it last changed (listed, deactivated, reactivated,
+    # a rejection lifted): the status file's and EDRTS's mp_updated_at. Not ``updated_at``,
+    # which content-only edits move while no status change is recorded.
+    status_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["seller_id", "sku"]
@@ -260,8 +278,12 @@ class RejectedSku(models.Model):
         "sellers.Seller", on_delete=models.CASCADE, related_name="rejected_skus"
     )
     sku = models.CharField(max_length=128)
+    # As on ``Listing``: the id as the feed's row held it, "" when the SKU itself.
+    record_id = models.TextField(blank=True, default="", db_default="")
     reason = models.CharField(max_length=300)
     run_id = models.PositiveBigIntegerField()
+    # When the rejection (or its reason) last changed: the status time. A run that rejects
+    # the SKU again for the same reason leaves it.
     updated_at = models.DateTimeField()
 
     class Meta:
@@ -369,6 +391,8 @@ class StatusChange(models.Model):
         db_constraint=False,
     )
     sku = models.CharField(max_length=128)
+    # The record id to send ("" when the SKU itself): see ``Listing.record_id``.
+    record_id = models.TextField(blank=True, default="", db_default="")
     listing_id = models.BigIntegerField(null=True, blank=True)
     # live | inactive | rejected | "" (the SKU is neither listed nor rejected any more).
     status = models.CharField(max_length=10, blank=True)
@@ -438,6 +462,9 @@ class StatusSync(models.Model):
         "sellers.Seller", on_delete=models.CASCADE, related_name="status_sync"
     )
     edrts_enabled = models.BooleanField(default=True)
+    # Waiting for the API user to sign in again (a 401, or nobody signed in): the sign-in
+    # wakes it at once (access.access_sign_in_finish) instead of its next try.
+    waiting_for_access = models.BooleanField(default=False)
     lease_until = models.DateTimeField(null=True, blank=True)
     # Failed sends in a row; at EDRTS_MAX_FAILURES the sweep stops until staff retry.
     failures = models.PositiveSmallIntegerField(default=0)

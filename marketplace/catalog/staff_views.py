@@ -51,7 +51,13 @@ PAGE_SIZE = 50
 
 def _pending(request: HttpRequest) -> dict[str, Any] | None:
     pending = request.session.get(PENDING_KEY)
-    if not pending or time.time() - pending.get("at", 0) > PENDING_SECONDS:
+    # Also gone when its password no longer decrypts (its key removed meanwhile: the
+    # session's copy lives PENDING_SECONDS and is not rotated): staff start again.
+    if (
+        not pending
+        or time.time() - pending.get("at", 0) > PENDING_SECONDS
+        or not vault.token_decryptable(pending.get("password", ""))
+    ):
         request.session.pop(PENDING_KEY, None)
         return None
     return pending

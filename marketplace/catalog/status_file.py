@@ -6,6 +6,10 @@ live, its listing id and URL, and why it was rejected. UTF-8, comma-separated, `
 enclosure doubled inside values (RFC 4180), header exactly as ``COLUMNS`` (its names carry
 spaces and accents: the import's file map sends them hex-encoded).
 
+The SKU column holds the seller's id exactly as their database holds it (the feed's raw
+value, ``Listing.record_id``), so the import joins it to that product; the time column is
+the status's (``Listing.status_at`` or the rejection's), the one EDRTS sends too.
+
 Rows come from two streamed queries (listings with their rejection, if any, then rejected
 SKUs that have no listing), so memory and the number of queries stay flat whatever the
 catalog's size.
@@ -69,24 +73,39 @@ def status_rows(*, seller_id: int) -> Iterator[tuple[str, ...]]:
         .annotate(
             rejected_reason=Subquery(rejection.values("reason")[:1]),
             rejected_at=Subquery(rejection.values("updated_at")[:1]),
+            rejected_id=Subquery(rejection.values("record_id")[:1]),
         )
         .order_by("sku")
-        .values_list("pk", "sku", "active", "updated_at", "rejected_reason", "rejected_at")
+        .values_list(
+            "pk",
+            "sku",
+            "record_id",
+            "active",
+            "status_at",
+            "updated_at",
+            "rejected_reason",
+            "rejected_at",
+            "rejected_id",
+        )
     )
-    for pk, sku, active, updated_at, reason, rejected_at in listings.iterator(chunk_size=CHUNK):
+    rows = listings.iterator(chunk_size=CHUNK)
+    for pk, sku, record_id, active, status_at, updated_at, reason, rejected_at, rejected_id in rows:
+        # The same choices as the status triggers (status_outbox._RECORD): one source.
         if reason is not None:
             status, when = REJECTED, rejected_at
         else:
-            status, when = (LIVE if active else INACTIVE), updated_at
-        yield (sku, str(pk), status, reason or "", listing_url(pk), _iso(when))
+            # (A listing written outside the feed, e.g. by the ORM, may have no status time.)
+            status, when = (LIVE if active else INACTIVE), status_at or updated_at
+        shown = rejected_id or record_id or sku
+        yield (shown, str(pk), status, reason or "", listing_url(pk), _iso(when))
     without_listing = (
         RejectedSku.objects.filter(seller_id=seller_id)
         .exclude(Exists(Listing.objects.filter(seller_id=seller_id, sku=OuterRef("sku"))))
         .order_by("sku")
-        .values_list("sku", "reason", "updated_at")
+        .values_list("sku", "record_id", "reason", "updated_at")
     )
-    for sku, reason, rejected_at in without_listing.iterator(chunk_size=CHUNK):
-        yield (sku, "", REJECTED, reason, "", _iso(rejected_at))
+    for sku, record_id, reason, rejected_at in without_listing.iterator(chunk_size=CHUNK):
+        yield (record_id or sku, "", REJECTED, reason, "", _iso(rejected_at))
 
 
 class _Echo:

@@ -4,12 +4,14 @@ What the marketplace says about a SKU is a function of two rows (``status_file.p
 its listing (live or inactive, its id and so its link) and its rejection, if any (the
 reason). Triggers on both tables record a change whenever one of them changes what that
 function gives: a listing created, a listing's ``active`` flipped, a rejection added,
-its reason changed, or it removed. Each such statement appends one outbox row per SKU
-it touched, with the status as it now is, in the statement's own transaction: whatever
-code applies a feed (an ORM upsert, a ``COPY`` + one set-based merge), no change is
-missed and none is recorded for a transaction that rolls back. An unchanged re-ingest
-(same rows, same reasons) records nothing: ``updated_at`` and ``last_run_id`` alone are
-not a change.
+its reason changed, or it removed, or the record id (the seller's own id) changed. Each
+such statement appends one outbox row per SKU it touched, with the status as it now is,
+in the statement's own transaction: whatever code applies a feed (an ORM upsert, a
+``COPY`` + one set-based merge), no change is missed and none is recorded for a
+transaction that rolls back. An unchanged re-ingest (same rows, same reasons) records
+nothing: ``updated_at`` and ``last_run_id`` alone are not a change.
+The time recorded is the status file's (``Listing.status_at``, the
+rejection's ``updated_at``), which moves only with such a change: one source for both.
 
 Postgres: statement-level ``AFTER`` triggers with transition tables (one trigger per
 event: transition tables cannot span events), each one ``INSERT … SELECT``. SQLite
@@ -18,7 +20,8 @@ event: transition tables cannot span events), each one ``INSERT … SELECT``. SQ
 The migration ``0009_status_outbox`` installs them through ``triggers_install``; a later
 change of this SQL needs a new migration calling it again (the functions are replaced):
 ``0010_status_outbox_listed`` does, for the listing triggers reading the changed rows
-from their transition table.
+from their transition table, and ``0011_record_id_status_at`` for the record id and
+``status_at``.
 """
 
 from __future__ import annotations
@@ -35,14 +38,15 @@ OUTBOX = "catalog_statuschange"
 # would show it now (status_file.status_rows): a rejection wins; else live or inactive;
 # "" when the SKU is neither listed nor rejected any more.
 _RECORD = """
-INSERT INTO {outbox} (seller_id, sku, listing_id, status, reason, status_at, created_at)
-SELECT k.seller_id, k.sku, l.id,
+INSERT INTO {outbox}
+    (seller_id, sku, record_id, listing_id, status, reason, status_at, created_at)
+SELECT k.seller_id, k.sku, COALESCE(NULLIF(r.record_id, ''), l.record_id, ''), l.id,
        CASE WHEN r.id IS NOT NULL THEN 'rejected'
             WHEN l.id IS NULL THEN ''
             WHEN l.active THEN 'live'
             ELSE 'inactive' END,
        COALESCE(r.reason, ''),
-       CASE WHEN r.id IS NOT NULL THEN r.updated_at ELSE l.updated_at END,
+       CASE WHEN r.id IS NOT NULL THEN r.updated_at ELSE COALESCE(l.status_at, l.updated_at) END,
        {now}
 FROM (SELECT DISTINCT seller_id, sku FROM ({changed}) AS c) AS k
 LEFT JOIN {listing} AS l ON l.seller_id = k.seller_id AND l.sku = k.sku
@@ -66,13 +70,14 @@ def record_sql(*, vendor: str, changed: str) -> str:
 # hash join over every seller's listings, or an index probe per row: a third of a first
 # million-row ingest's time); only the rejection is joined, by its unique index.
 _RECORD_LISTED = """
-INSERT INTO {outbox} (seller_id, sku, listing_id, status, reason, status_at, created_at)
-SELECT n.seller_id, n.sku, n.id,
+INSERT INTO {outbox}
+    (seller_id, sku, record_id, listing_id, status, reason, status_at, created_at)
+SELECT n.seller_id, n.sku, COALESCE(NULLIF(r.record_id, ''), n.record_id), n.id,
        CASE WHEN r.id IS NOT NULL THEN 'rejected'
             WHEN n.active THEN 'live'
             ELSE 'inactive' END,
        COALESCE(r.reason, ''),
-       CASE WHEN r.id IS NOT NULL THEN r.updated_at ELSE n.updated_at END,
+       CASE WHEN r.id IS NOT NULL THEN r.updated_at ELSE COALESCE(n.status_at, n.updated_at) END,
        clock_timestamp()
 FROM ({changed}) AS n
 LEFT JOIN {rejected} AS r ON r.seller_id = n.seller_id AND r.sku = n.sku
@@ -88,7 +93,7 @@ _TRIGGERS: tuple[tuple[str, str, str, str, str, str], ...] = (
         "catalog_listing_status_ins",
         LISTING,
         "INSERT",
-        "SELECT id, seller_id, sku, active, updated_at FROM new_rows",
+        "SELECT id, seller_id, sku, record_id, active, status_at, updated_at FROM new_rows",
         "SELECT NEW.seller_id AS seller_id, NEW.sku AS sku",
         "",
     ),
@@ -96,11 +101,13 @@ _TRIGGERS: tuple[tuple[str, str, str, str, str, str], ...] = (
         "catalog_listing_status_upd",
         LISTING,
         "UPDATE",
-        "SELECT n.id, n.seller_id, n.sku, n.active, n.updated_at "
+        "SELECT n.id, n.seller_id, n.sku, n.record_id, n.active, n.status_at, n.updated_at "
         "FROM new_rows AS n JOIN old_rows AS o ON o.id = n.id "
-        "WHERE o.active IS DISTINCT FROM n.active OR o.sku IS DISTINCT FROM n.sku",
+        "WHERE o.active IS DISTINCT FROM n.active OR o.sku IS DISTINCT FROM n.sku "
+        "OR o.record_id IS DISTINCT FROM n.record_id",
         "SELECT NEW.seller_id AS seller_id, NEW.sku AS sku",
-        "OLD.active IS NOT NEW.active OR OLD.sku IS NOT NEW.sku",
+        "OLD.active IS NOT NEW.active OR OLD.sku IS NOT NEW.sku "
+        "OR OLD.record_id IS NOT NEW.record_id",
     ),
     (
         "catalog_rejected_status_ins",
@@ -115,9 +122,11 @@ _TRIGGERS: tuple[tuple[str, str, str, str, str, str], ...] = (
         REJECTED,
         "UPDATE",
         "SELECT n.seller_id, n.sku FROM new_rows AS n JOIN old_rows AS o ON o.id = n.id "
-        "WHERE o.reason IS DISTINCT FROM n.reason OR o.sku IS DISTINCT FROM n.sku",
+        "WHERE o.reason IS DISTINCT FROM n.reason OR o.sku IS DISTINCT FROM n.sku "
+        "OR o.record_id IS DISTINCT FROM n.record_id",
         "SELECT NEW.seller_id AS seller_id, NEW.sku AS sku",
-        "OLD.reason IS NOT NEW.reason OR OLD.sku IS NOT NEW.sku",
+        "OLD.reason IS NOT NEW.reason OR OLD.sku IS NOT NEW.sku "
+        "OR OLD.record_id IS NOT NEW.record_id",
     ),
     (
         "catalog_rejected_status_del",

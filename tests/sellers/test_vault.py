@@ -47,10 +47,10 @@ def test_rotate_token_keys_reencrypts_so_the_old_key_can_go(
     try:
         call_command("rotate_token_keys", "--batch-size", "1")
         out = capsys.readouterr().out
-        assert "Re-encrypted 1 connection(s)." in out
-        assert "1/1 connections checked" in out
+        assert "Re-encrypted 2 ciphertext(s)." in out  # the access and the refresh token
+        assert "sellers.PlatformConnection: 1/1 rows checked" in out
         call_command("rotate_token_keys")  # idempotent
-        assert "Re-encrypted 0 connection(s)." in capsys.readouterr().out
+        assert "Re-encrypted 0 ciphertext(s)." in capsys.readouterr().out
 
         settings.TOKEN_ENCRYPTION_KEYS = [new_key]  # the old key is gone
         connection.refresh_from_db()

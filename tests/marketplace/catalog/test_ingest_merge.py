@@ -127,7 +127,7 @@ def test_a_nul_in_one_row_rejects_that_row_alone_and_applies_the_others(
             "line": 4,
             "sku": "SKU-000003",
             "reason": "line 4, field title: character U+0000 is refused "
-            "(control, format or separator character)",
+            "(a control character or a bidi override)",
         }
     ]
     assert RejectedSku.objects.get(seller=seller).sku == "SKU-000003"

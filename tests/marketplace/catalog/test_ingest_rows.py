@@ -41,9 +41,10 @@ def snapshot(seller: Seller) -> dict[str, tuple[object, ...]]:
 
 @pytest.mark.parametrize(
     ("char", "field"),
-    [("\x00", "title"), ("\x1b", "title"), ("\x07", "brand"), ("\u200b", "title"),
-     ("\u2028", "link"), ("\x00", "description")],
-    ids=["nul", "esc", "bel", "zero-width-space", "line-separator", "nul-in-description"],
+    [("\x00", "title"), ("\x1b", "title"), ("\x07", "brand"), ("\x7f", "title"),
+     ("\u202e", "title"), ("\u2066", "brand"), ("\x00", "description"),
+     ("\u202e", "description")],
+    ids=["nul", "esc", "bel", "del", "rlo", "lri", "nul-in-description", "rlo-in-description"],
 )  # fmt: skip
 def test_a_refused_character_rejects_its_row_alone_with_line_and_field(
     received_run: MakeRun, seller: Seller, char: str, field: str
@@ -115,12 +116,27 @@ def test_the_same_file_gives_the_same_outcome_whatever_existed_before(
 
     run = ingest(received_run, csv_bytes([first, second, product_row(8), product_row(9)]))
 
-    # Then the first valid row of SKU 7 wins, either way
+    # Then the first row of SKU 7 decides, either way: a later row never takes a rejected
+    # first row's place (issue 29)
     assert run.status == "succeeded"
+    listing = Listing.objects.filter(seller=seller, sku="SKU-000007").first()
+    rejected = RejectedSku.objects.filter(seller=seller, sku="SKU-000007").first()
+    if order == "bad-then-good":
+        assert run.rejected == 2
+        assert rejected is not None
+        assert "negative" in rejected.reason
+        # The listing that existed stays as it was; none is created.
+        if existed:
+            assert listing is not None
+            assert (listing.price, listing.active) == (Decimal("17.99"), True)
+        else:
+            assert listing is None
+        assert "duplicate sku: already on line 2" in run.rejections[1]["reason"]
+        return
     assert run.rejected == 1
-    listing = Listing.objects.get(seller=seller, sku="SKU-000007")
+    assert listing is not None
     assert (listing.price, listing.active) == (Decimal("3.00"), True)
-    assert not RejectedSku.objects.filter(seller=seller, sku="SKU-000007").exists()
+    assert rejected is None
     reason = run.rejections[0]["reason"]
     assert ("duplicate sku" in reason) == (order == "good-then-good")
 

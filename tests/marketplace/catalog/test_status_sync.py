@@ -19,11 +19,13 @@ from marketplace.catalog.models import (
     Listing,
     RejectedSku,
     StatusChange,
+    StatusImport,
     StatusSent,
     StatusSync,
 )
 from sellers.models import Seller
 from tests.marketplace.catalog.platform import (
+    API_USER,
     CatalogWorld,
     api_sign_in,
     catalog_world_create,
@@ -46,11 +48,18 @@ def edrts_world(
     world = catalog_world_create(sandbox, settings, rows=0)
     sandbox.db_rows_change(world.db_id, add=[product(n) for n in range(1, 401)])
     api_sign_in(world, staff_user)
-    CatalogSource.objects.create(
+    source = CatalogSource.objects.create(
         seller=seller,
         account_id=world.account_id,
         db_id=world.db_id,
         export_fields=mapping_default().as_json(),
+    )
+    # The listing-status import has run once: the mp_* fields exist in the database.
+    StatusImport.objects.create(
+        source=source,
+        state=StatusImport.State.ACTIVE,
+        import_id="1",
+        last_download_time="2026-11-27 02:15:00",
     )
     yield world
     sandbox.edrts_state(fail_next=0, lose_next=0)
@@ -284,3 +293,57 @@ def test_a_drain_while_backing_off_or_stopped_queues_nothing(
 
     assert queued == []
     assert StatusChange.objects.filter(seller=seller, sent_at__isnull=True).count() == 2
+
+
+def test_nothing_is_sent_before_the_status_import_ran_once(
+    edrts_world: CatalogWorld, seller: Seller
+) -> None:
+    # Given the seller's import set up but never run (the mp_* fields do not exist yet)
+    StatusImport.objects.filter(source__seller=seller).update(last_download_time="")
+    requests_before = edrts_world.sandbox.edrts_state()["stats"]["requests"]["requests"]
+    listed(seller, range(1, 4))
+
+    # When the sender drains
+    result = edrts_sender.status_sync_drain(seller_id=seller.pk)
+
+    # Then it holds: no request, nothing settled, and the page says why
+    assert result.held
+    assert edrts_world.sandbox.edrts_state()["stats"]["requests"]["requests"] == requests_before
+    assert StatusChange.objects.filter(seller=seller, sent_at__isnull=True).count() == 3
+    assert StatusSync.objects.get(seller=seller).last_error == edrts_sender.WAITING_FOR_IMPORT
+
+    # When the import has run: every waiting status goes out, and the note is gone
+    StatusImport.objects.filter(source__seller=seller).update(
+        last_download_time="2026-11-27 03:15:00"
+    )
+    drain_all(seller)
+    rows = products_at_platform(edrts_world)
+    assert {rows[f"AL-{n:04d}"]["mp_status"] for n in range(1, 4)} == {"live"}
+    assert StatusSync.objects.get(seller=seller).last_error == ""
+
+
+def test_signing_in_again_wakes_the_waiting_senders_at_once(
+    edrts_world: CatalogWorld,
+    seller: Seller,
+    staff_user: Any,
+    eager_tasks: None,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    # Given the API token revoked: the drain meets a 401 and waits for a sign-in
+    edrts_world.sandbox.api_token_revoke(username=API_USER[0])
+    listed(seller, range(1, 3))
+    result = edrts_sender.status_sync_drain(seller_id=seller.pk)
+    assert result.error
+    assert result.again_in == 60.0  # the fallback, were nobody to sign in
+    assert StatusSync.objects.get(seller=seller).waiting_for_access
+
+    # When staff sign in again (the wake-up runs at commit, as a worker would at once)
+    with django_capture_on_commit_callbacks(execute=True):
+        api_sign_in(edrts_world, staff_user)
+
+    # Then the statuses went out then, not a minute later
+    sync = StatusSync.objects.get(seller=seller)
+    assert (sync.waiting_for_access, sync.next_attempt_at, sync.last_error) == (False, None, "")
+    assert not StatusChange.objects.filter(seller=seller, sent_at__isnull=True).exists()
+    rows = products_at_platform(edrts_world)
+    assert rows["AL-0001"]["mp_status"] == "live"

@@ -1,7 +1,8 @@
 """End to end over real HTTP with the sandbox process and a real Celery worker: the
 platform delivers the seller's feed, the app ingests it (accepted and rejected rows),
-and within seconds, before any run of the listing-status import, every product's
-``mp_status`` and ``mp_reason`` at the platform match the marketplace's; a 429 in the
+and within seconds of the listing-status import's first run (which creates the mp_*
+fields EDRTS writes), and without any later run, every product's ``mp_status`` and
+``mp_reason`` at the platform match the marketplace's; a 429 in the
 middle delays the statuses but loses none; the sandbox counts no violation. Under both
 readings: the EDRTS answer in either of its two shapes."""
 
@@ -53,7 +54,7 @@ def mismatches(world: CatalogWorld, seller: Seller) -> list[str]:
     return wrong
 
 
-def test_statuses_reach_the_sellers_products_within_seconds_before_any_import_run(
+def test_statuses_reach_the_sellers_products_within_seconds_without_another_import_run(
     world: CatalogWorld,
     seller: Seller,
     staff_user: Any,
@@ -61,7 +62,8 @@ def test_statuses_reach_the_sellers_products_within_seconds_before_any_import_ru
     reading: str,
 ) -> None:
     # Given Alice's database of 300 products, one with a wrong price, her feed and its
-    # import set up (the import's schedule, daily with EDRTS, never comes in this test)
+    # import set up, and the import's first run (it creates the mp_* fields; its daily
+    # schedule then never comes in this test)
     world.sandbox.db_rows_change(
         world.db_id, add=[product(n) for n in range(6, 300)] + [product(300, price="-3.00")]
     )
@@ -74,7 +76,12 @@ def test_statuses_reach_the_sellers_products_within_seconds_before_any_import_ru
     )
     assert import_error == ""
     status_import = StatusImport.objects.get(source=source)
+    world.sandbox.control("POST", f"/imports/{status_import.import_id}/run", {})
+    imports.status_import_status_sweep()
+    status_import.refresh_from_db()
     assert status_import.cron.split()[1] != "*"  # daily: EDRTS brings statuses back
+    first_download = status_import.last_download_time
+    assert first_download
 
     # When the feed runs at the platform and is ingested here
     started = time.monotonic()
@@ -111,9 +118,9 @@ def test_statuses_reach_the_sellers_products_within_seconds_before_any_import_ru
     rows = {row["id"]: row for row in world.sandbox.db_rows(world.db_id, per_page=1000)}
     assert rows["AL-0001"]["mp_status"] == "rejected"
     assert rows["AL-0300"]["mp_status"] == "live"
-    # ... and the import never ran
+    # ... and the import did not run again
     held = world.sandbox.control("GET", f"/imports/{status_import.import_id}")["import"]
-    assert not held.get("last_download_time")
+    assert held.get("last_download_time") == first_download
     world.sandbox.set_rate_limit("edrts", 300, window_seconds=60)
 
 
@@ -130,6 +137,11 @@ def test_turning_edrts_off_brings_the_hourly_import_back_and_on_the_daily_one(
         source=source, feed=feeds.FeedSettings(mapping=mapping_default())
     )
     assert import_error == ""
+    # Hourly until its first run (EDRTS waits for it: it creates the fields), then daily
+    first = StatusImport.objects.get(source=source)
+    assert first.cron == ("15 * * * *" if reading == "A" else "15 2 * * *")
+    world.sandbox.control("POST", f"/imports/{first.import_id}/run", {})
+    imports.status_import_status_refresh(source=source)
     assert StatusImport.objects.get(source=source).cron == "15 2 * * *"  # EDRTS on: daily
 
     assert edrts_sender.status_sync_enable(seller_id=seller.pk, enabled=False) == ""
