@@ -17,9 +17,13 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from django.db import models
 from django.db.models import Q
+
+if TYPE_CHECKING:
+    from marketplace.orders.models import Order
 
 
 class Decision(models.TextChoices):
@@ -330,6 +334,13 @@ class PlatformStep(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.return_request_id or self.refund_id}: {self.status}"
+
+    @property
+    def order(self) -> Order | None:
+        """The order of the step's return or refund (pages name it; a template's
+        ``default:`` filter cannot, as its argument fails on a missing refund)."""
+        parent = self.return_request or self.refund
+        return parent.order if parent is not None else None
 
 
 class SellerReturnsPullState(models.Model):
