@@ -151,3 +151,16 @@ def test_the_staff_page_refuses_a_bad_address(staff_client: Client) -> None:
     assert response.status_code == 400
     assert "Enter a valid email address." in response.content.decode()
     assert not BuyerErasure.objects.exists()
+
+
+def test_the_admin_shows_erasures_read_only(admin_client: Client) -> None:
+    buyer_order()
+    _run("erase_buyer", email=EMAIL, by="dpo@marketplace")
+    erasure = BuyerErasure.objects.get()
+    listing = page_text(admin_client.get("/admin/privacy/buyererasure/"))
+    assert "dpo@marketplace" in listing
+    detail = page_text(admin_client.get(f"/admin/privacy/buyererasure/{erasure.pk}/change/"))
+    assert erasure.email_hash not in detail
+    assert admin_client.get("/admin/privacy/buyererasure/add/").status_code == 403
+    assert admin_client.post(f"/admin/privacy/buyererasure/{erasure.pk}/delete/").status_code == 403
+    assert BuyerErasure.objects.filter(pk=erasure.pk).exists()

@@ -12,6 +12,13 @@ from django.core.validators import validate_email
 from marketplace.privacy.erasure import buyer_erase, buyer_erasure_preview, erasure_summary
 
 
+def _os_user() -> str:
+    try:
+        return getpass.getuser()
+    except OSError:  # a container user with no name
+        return "unknown user"
+
+
 class Command(BaseCommand):
     help = (
         "Erase a buyer's personal data (orders, returns, call log) by e-mail; open orders "
@@ -39,5 +46,5 @@ class Command(BaseCommand):
         )
         if dry_run:
             return
-        erasure = buyer_erase(email=email, requested_by=by or f"manage.py ({getpass.getuser()})")
+        erasure = buyer_erase(email=email, requested_by=by or f"manage.py ({_os_user()})")
         self.stdout.write(self.style.SUCCESS(erasure_summary(erasure)))
