@@ -67,12 +67,20 @@ def buyer_erasure_preview(*, email: str) -> ErasurePreview:
     )
 
 
-def _calls_mentioning(*, numbers: list[str], email: str, names: set[str]) -> QuerySet[PlatformCall]:
-    which = Q(order_number__in=numbers)
+def _calls_mentioning(
+    *, numbers: list[str], seller_ids: set[int], email: str, names: set[str]
+) -> QuerySet[PlatformCall]:
+    """Call log rows of the buyer's orders, and rows of their sellers' calls that quote
+    the e-mail or a name (a listing such as ``GET /returns`` carries no order number;
+    rows stored before a key joined the scrub list may quote them). The text search
+    reads only those sellers' rows (an index), never the whole log."""
+    quoted = Q()
     for text in {email, *names}:
-        which |= Q(request_excerpt__icontains=text) | Q(response_excerpt__icontains=text)
-        which |= Q(path__icontains=text) | Q(error__icontains=text)
-    return PlatformCall.objects.filter(which)
+        quoted |= Q(request_excerpt__icontains=text) | Q(response_excerpt__icontains=text)
+        quoted |= Q(path__icontains=text) | Q(error__icontains=text)
+    return PlatformCall.objects.filter(
+        Q(order_number__in=numbers) | (Q(seller_id__in=seller_ids) & quoted)
+    )
 
 
 def buyer_erase(*, email: str, requested_by: str) -> BuyerErasure:
@@ -81,9 +89,11 @@ def buyer_erase(*, email: str, requested_by: str) -> BuyerErasure:
     with transaction.atomic():
         orders = buyer_orders(email=email)
         rows = list(
-            orders.values_list("id", "mp_order_number", "customer_full_name", "ship_full_name")
+            orders.values_list(
+                "id", "mp_order_number", "seller_id", "customer_full_name", "ship_full_name"
+            )
         )
-        names = {n for row in rows for n in row[2:] if len(n) >= MIN_NAME_CHARS}
+        names = {n for row in rows for n in row[3:] if len(n) >= MIN_NAME_CHARS}
         order_ids = [row[0] for row in rows]
         closed = list(
             orders_closed().filter(id__in=order_ids).order_by("id").values_list("id", flat=True)
@@ -91,7 +101,10 @@ def buyer_erase(*, email: str, requested_by: str) -> BuyerErasure:
         open_ids = sorted(set(order_ids) - set(closed))
         erased = orders_pseudonymize(order_ids=closed, why=ErasedWhy.REQUEST)
         calls, _ = _calls_mentioning(
-            numbers=[row[1] for row in rows], email=email, names=names
+            numbers=[row[1] for row in rows],
+            seller_ids={row[2] for row in rows},
+            email=email,
+            names=names,
         ).delete()
         erasure = BuyerErasure.objects.create(
             email_hash=email_hash(email),

@@ -27,14 +27,17 @@ def buyer_data_retention_apply(*, now: datetime | None = None, batch_size: int =
     now = now or timezone.now()
     cutoff = now - timedelta(days=settings.BUYER_DATA_RETENTION_DAYS)
     total = Erased()
+    after = 0  # keyset: each pass starts past the last, never re-reading what it skipped
     while True:
         ids = list(
             orders_closed(quiet_since=cutoff)
+            .filter(id__gt=after)
             .order_by("id")
             .values_list("id", flat=True)[:batch_size]
         )
         if not ids:
             break
+        after = ids[-1]
         total += orders_pseudonymize(order_ids=ids, why=ErasedWhy.RETENTION)
     if total.orders:
         logger.info(

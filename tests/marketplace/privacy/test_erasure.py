@@ -52,7 +52,13 @@ def test_erase_buyer_erases_closed_orders_now_and_open_ones_when_they_close() ->
     still_open = buyer_order(state=Order.State.AWAITING_SHIPMENT, with_return=None)
     other = buyer_order(email="someone.else@example.net")
     PlatformCall.objects.create(order_number=closed.mp_order_number, method="PUT", path="/a")
-    PlatformCall.objects.create(method="GET", path="/returns", response_excerpt=f"{EMAIL}!")
+    # A listing (no order number) of the buyer's seller, stored before the scrub knew a key.
+    PlatformCall.objects.create(
+        seller=closed.seller, method="GET", path="/returns", response_excerpt=f"{EMAIL}!"
+    )
+    # Another seller's row is not read, and one that does not quote the buyer stays.
+    PlatformCall.objects.create(seller=other.seller, method="GET", path="/returns")
+    PlatformCall.objects.create(seller=closed.seller, method="GET", path="/refunds")
     ledger = RefundLedgerEntry.objects.aggregate(total=Sum("amount"))["total"]
 
     printed = _run("erase_buyer", email=EMAIL.upper(), by="dpo@marketplace")
@@ -64,7 +70,7 @@ def test_erase_buyer_erases_closed_orders_now_and_open_ones_when_they_close() ->
     assert _holds_buyer(still_open)  # the platform still needs the address
     other.refresh_from_db()
     assert other.customer_full_name == NAME  # another buyer is untouched
-    assert PlatformCall.objects.count() == 0
+    assert sorted(PlatformCall.objects.values_list("path", flat=True)) == ["/refunds", "/returns"]
     assert RefundLedgerEntry.objects.aggregate(total=Sum("amount"))["total"] == ledger
 
     erasure = BuyerErasure.objects.get()
