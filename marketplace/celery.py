@@ -4,10 +4,11 @@ Every task counts its deliveries (``DeliveryCountedTask``): with ``acks_late`` a
 ``reject_on_worker_lost`` a message whose task kills its worker (out of memory, a
 segfault in a parser) is requeued every time, for ever. The count lives in Redis keyed
 by the task's id and retry number, so it survives the worker it counts; after
-``CELERY_TASK_MAX_DELIVERIES`` the message is acknowledged without running and logged
-as a dead letter. The work itself is not lost: the database says what is pending, and
-the row's own counters (a feed run's attempts, a step's claims) cap what a sweep
-re-queues. Without Redis (the embedded broker of ``make run``) nothing is counted.
+``CELERY_TASK_MAX_DELIVERIES`` the message is acknowledged without running, logged, and
+recorded as a dead letter staff see in the admin (``privacy.TaskDeadLetter``). The work
+itself is not lost: the database says what is pending, and the row's own counters (a
+feed run's attempts, a step's failures) cap what a sweep re-queues. Without Redis (the
+embedded broker of ``make run``) nothing is counted.
 """
 
 import logging
@@ -15,6 +16,7 @@ import os
 from typing import Any
 
 from celery import Celery, Task
+from django.apps import apps
 from django.conf import settings
 
 from marketplace.redis_client import redis_client
@@ -45,6 +47,16 @@ def delivery_count(task_id: str, retries: int) -> int | None:
     return int(count)
 
 
+def _dead_letter_record(task_name: str, task_id: str, deliveries: int) -> None:
+    # By name from the registry: this module loads before the apps (marketplace/__init__).
+    try:
+        apps.get_model("privacy", "TaskDeadLetter").objects.create(
+            task_name=task_name[:200], task_id=task_id[:64], deliveries=deliveries
+        )
+    except Exception:  # the log line above already tells; never fail the ack
+        logger.exception("could not record the dead letter of task %s", task_id)
+
+
 class DeliveryCountedTask(Task):
     """A task that refuses to run a message delivered more than the cap (see above)."""
 
@@ -60,6 +72,7 @@ class DeliveryCountedTask(Task):
                     request.id,
                     count,
                 )
+                _dead_letter_record(self.name, request.id, count)
                 return None
         return super().__call__(*args, **kwargs)
 

@@ -11,6 +11,8 @@ import pytest
 from celery import shared_task
 from django.utils import timezone
 
+from marketplace.privacy.models import TaskDeadLetter
+
 
 @shared_task(bind=True)
 def _counted_probe(self: Any, runs: list[int]) -> str:
@@ -18,6 +20,7 @@ def _counted_probe(self: Any, runs: list[int]) -> str:
     return "ran"
 
 
+@pytest.mark.django_db
 def test_a_task_delivered_past_the_cap_is_dropped_with_a_dead_letter_log(
     settings: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -35,6 +38,10 @@ def test_a_task_delivered_past_the_cap_is_dropped_with_a_dead_letter_log(
     assert len(runs) == 3
     assert "dead letter: task" in caplog.text
     assert f"[{task_id}] delivered 4 times" in caplog.text
+    # Staff see it in the admin's dead letters: one row per dropped delivery.
+    letters = TaskDeadLetter.objects.filter(task_id=task_id)
+    assert sorted(letters.values_list("deliveries", flat=True)) == [4, 5]
+    assert letters.first().task_name.endswith("_counted_probe")
     # A retry is a new delivery count (its own retry number); a direct call is not counted.
     _counted_probe.push_request(id=task_id, retries=1, delivery_info={"routing_key": "x"})
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.http import HttpRequest
 
-from marketplace.privacy.models import BuyerErasure
+from marketplace.privacy.models import BuyerErasure, TaskDeadLetter
 
 
 @admin.register(BuyerErasure)
@@ -30,4 +30,17 @@ class BuyerErasureAdmin(admin.ModelAdmin):
         return False
 
     def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(TaskDeadLetter)
+class TaskDeadLetterAdmin(admin.ModelAdmin):
+    list_display = ("created_at", "task_name", "task_id", "deliveries")
+    search_fields = ("task_name", "task_id")
+    date_hierarchy = "created_at"
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False

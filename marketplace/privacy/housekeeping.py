@@ -10,6 +10,7 @@ history neither holds a long lock nor grows the worker.
 * ``SyncEvent``: the per-order history after ``SYNC_EVENT_RETENTION_DAYS``.
 * ``SellerPullRequest``: the "Pull now" rate limit reads only each seller's latest;
   older ones go after ``PULL_REQUEST_RETENTION_DAYS``.
+* ``TaskDeadLetter``: after ``SYNC_EVENT_RETENTION_DAYS`` too (staff acted or never will).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from django.utils import timezone
 
 from marketplace.orders.models import SyncEvent
 from marketplace.portal.models import SellerPullRequest
+from marketplace.privacy.models import TaskDeadLetter
 from marketplace.returns.models import PlatformStep, StepStatus
 
 
@@ -53,6 +55,11 @@ def traffic_tables_prune(*, now: datetime | None = None) -> dict[str, int]:
         "pull_requests": rows_prune(
             SellerPullRequest.objects.filter(
                 requested_at__lt=now - days * settings.PULL_REQUEST_RETENTION_DAYS
+            )
+        ),
+        "task_dead_letters": rows_prune(
+            TaskDeadLetter.objects.filter(
+                created_at__lt=now - days * settings.SYNC_EVENT_RETENTION_DAYS
             )
         ),
     }

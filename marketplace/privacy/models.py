@@ -9,6 +9,8 @@ before their erasure can be applied.
   erased?" can be answered later without keeping the address.
 * ``PendingErasure``: an order of an erased buyer that was still open (the platform
   still needed its address); the retention job erases it as soon as it closes.
+* ``TaskDeadLetter``: a task message dropped after ``CELERY_TASK_MAX_DELIVERIES``
+  deliveries (its worker died each time; ``marketplace/celery.py``), shown in the admin.
 """
 
 from __future__ import annotations
@@ -65,3 +67,19 @@ class PendingErasure(models.Model):
 
     def __str__(self) -> str:
         return f"order {self.order_id} waits to close (erasure {self.erasure_id})"
+
+
+class TaskDeadLetter(models.Model):
+    """Which task, which message, how often it was delivered: no arguments (they name
+    rows by id; the row itself says what was pending)."""
+
+    task_name = models.CharField(max_length=200)
+    task_id = models.CharField(max_length=64)
+    deliveries = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.task_name}[{self.task_id}] dropped after {self.deliveries} deliveries"
