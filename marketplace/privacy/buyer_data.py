@@ -15,11 +15,23 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import CharField, Exists, F, OuterRef, Q, QuerySet, Value
+from django.db.models import (
+    CharField,
+    Exists,
+    F,
+    Func,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    TextField,
+    Value,
+)
+from django.db.models.expressions import Combinable
 from django.db.models.functions import Cast, Concat
 from django.utils import timezone
 
-from marketplace.orders.models import MarketplaceState, Order, OrderSync
+from marketplace.orders.models import MarketplaceState, Order, OrderSync, SyncEvent
 from marketplace.platform.models import PlatformCall
 from marketplace.privacy.models import ErasedOrder
 from marketplace.returns.models import (
@@ -83,6 +95,12 @@ def orders_closed(*, quiet_since: datetime | None = None) -> QuerySet[Order]:
     return query
 
 
+def _replace(text: F, quoted: Combinable) -> Func:
+    """SQL ``REPLACE(text, quoted, '[erased]')`` (Django's ``Replace`` takes the same, but
+    its type stub only a constant to look for)."""
+    return Func(text, quoted, Value(ERASED), function="REPLACE", output_field=TextField())
+
+
 def orders_pseudonymize(*, order_ids: list[int], why: str) -> Erased:
     """Replace the buyer data of these orders (and their returns, refunds, sync rows and
     call log rows) in one transaction; mark them erased. Safe to run twice."""
@@ -93,6 +111,20 @@ def orders_pseudonymize(*, order_ids: list[int], why: str) -> Erased:
         numbers = list(
             Order.objects.filter(id__in=order_ids).values_list("mp_order_number", flat=True)
         )
+        # Texts that may quote the buyer (a platform's error message naming the name or
+        # the e-mail, kept on the sync row and in the history): the quotes replaced, the
+        # rest kept. Before the order's own fields change: they say what to look for.
+        for field in ("customer_full_name", "ship_full_name", "customer_email"):
+            quoted = Subquery(
+                Order.objects.filter(pk=OuterRef("order_id")).values(field)[:1],
+                output_field=CharField(),
+            )
+            SyncEvent.objects.filter(order_id__in=order_ids).update(
+                message=_replace(F("message"), quoted)
+            )
+            OrderSync.objects.filter(order_id__in=order_ids).update(
+                last_error=_replace(F("last_error"), quoted)
+            )
         orders = Order.objects.filter(id__in=order_ids).update(
             customer_full_name=pseudonym,
             customer_email="",

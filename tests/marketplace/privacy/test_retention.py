@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from django.db.models import ProtectedError, Sum
 
-from marketplace.orders.models import Order, OrderLine, OrderSync
+from marketplace.orders.models import Order, OrderLine, OrderSync, SyncEvent
 from marketplace.platform.models import PlatformCall
 from marketplace.privacy.models import ErasedOrder
 from marketplace.privacy.retention import buyer_data_retention_apply
@@ -49,6 +49,10 @@ def test_an_order_closed_past_the_retention_gets_a_pseudonym_and_keeps_its_money
     settings.BUYER_DATA_RETENTION_DAYS = 365
     order = buyer_order(refund=RefundStatus.COMPLETED, days_ago=400)
     PlatformCall.objects.create(order_number=order.mp_order_number, method="PUT", path="/x")
+    # A platform's refusal quoting the buyer, on the sync row and in the history.
+    refusal = f"400: shipping_address.full_name '{NAME}' too long; customer {EMAIL}"
+    OrderSync.objects.filter(order=order).update(last_error=refusal)
+    event = SyncEvent.objects.create(order=order, kind="push_failed", message=refusal)
     ledger_before = RefundLedgerEntry.objects.aggregate(total=Sum("amount"))["total"]
     assert _personal_values(order) == [NAME, EMAIL, PHONE, STREET]
 
@@ -65,6 +69,10 @@ def test_an_order_closed_past_the_retention_gets_a_pseudonym_and_keeps_its_money
     assert OrderLine.objects.get(order=order).unit_price == Decimal("10.00")
     assert RefundLedgerEntry.objects.aggregate(total=Sum("amount"))["total"] == ledger_before
     assert ErasedOrder.objects.get(order=order).why == "retention"
+    expected = "400: shipping_address.full_name '[erased]' too long; customer [erased]"
+    event.refresh_from_db()
+    assert event.message == expected
+    assert OrderSync.objects.get(order=order).last_error == expected
     # Run again: nothing left to do.
     assert buyer_data_retention_apply().orders == 0
 
