@@ -23,6 +23,7 @@ urlpatterns = [
         include(([*portal_urls.home_urlpatterns, *sellers_urls.urlpatterns], "sellers")),
     ),
     path("dashboard/catalog/", include("marketplace.catalog.staff_urls")),
+    path("dashboard/privacy/", include("marketplace.privacy.urls")),
     path("dashboard/", include("marketplace.dashboard.urls")),
     # The platform delivers catalog feed files here (HTTP Basic, per-seller credentials).
     path("catalog/feeds/", include("marketplace.catalog.feed_urls")),

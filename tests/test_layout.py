@@ -25,6 +25,9 @@ TOPS = ("marketplace", "sellers", "sandbox")
 # The apps import downwards only (DESIGN.md, "The house"): a higher rank imports a lower
 # one, never the other way round nor sideways.
 APP_RANK = {
+    # Buyers' personal data and retention: reads and writes orders and returns, prunes
+    # the portal's pull requests; nothing imports it (the URLs and beat name it).
+    "marketplace.privacy": 5,
     "marketplace.portal": 4,
     "marketplace.dashboard": 4,
     "marketplace.metrics": 4,

@@ -377,7 +377,7 @@ def test_every_app_page_fits_a_phone(
                 too_wide.append(f"{path} (signed out): {overflow}px too wide ({culprits})")
 
         sign_in(page, base, "staff", "staff-pass-123")
-        staff = _app_routes(("dashboard", "catalog"))
+        staff = _app_routes(("dashboard", "catalog", "privacy"))
         seen, skipped_staff, wide = _check_all(page, base, staff, arguments)
         visited += seen
         too_wide += wide

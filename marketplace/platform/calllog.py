@@ -26,6 +26,47 @@ EXCERPT_CHARS = 2000
 SUCCESS_EXCERPT_CHARS = 300
 RETENTION = timedelta(days=14)
 
+# Keys whose values never reach the call log, in requests or answers of any API group
+# (``transport.scrub_secrets`` replaces them, case-blind, at any depth): the buyer's
+# personal data. The order and the return hold it; the log is for reading what went
+# wrong, not who bought. Free text goes too: buyers write phone numbers and door codes
+# into notes, and a return's reason is the buyer's own words. README, "Buyers' personal
+# data", lists every place such data lives.
+PERSONAL_KEYS = frozenset(
+    {
+        # whole objects
+        "customer",
+        "shipping_address",
+        "billing_address",
+        # names, e-mails, phones, VAT numbers
+        "full_name",
+        "first_name",
+        "last_name",
+        "customer_name",
+        "company",
+        "email",
+        "customer_email",
+        "phone",
+        "customer_phone",
+        "ship_phone",
+        "vat",
+        "customer_vat",
+        "vat_number",
+        # an address's lines
+        "address1",
+        "address2",
+        "address3",
+        "city",
+        "postal_code",
+        "zip",
+        # free text
+        "notes",
+        "delivery_notes",
+        "reason",
+        "refund_notes",
+    }
+)
+
 # The open buffer of this context; threads started for a batch run in a copy of the
 # context (contextvars.copy_context) and so append to the same list.
 _buffer: ContextVar[list[PlatformCall] | None] = ContextVar("platform_calls_buffer", default=None)

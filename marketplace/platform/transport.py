@@ -38,7 +38,7 @@ import requests
 from django.conf import settings
 from requests.adapters import HTTPAdapter
 
-from marketplace.platform.calllog import platform_call_record
+from marketplace.platform.calllog import PERSONAL_KEYS, platform_call_record
 from marketplace.platform.embargo import embargo_set, embargo_wait
 from marketplace.platform.errors import (
     PlatformRateLimited,
@@ -54,7 +54,7 @@ logger = logging.getLogger(__name__)
 _thread = threading.local()
 
 # Keys whose values never reach the call log, whatever the API group: secrets, and the
-# buyer's details (the order itself holds them).
+# buyer's details (``calllog.PERSONAL_KEYS``; the order itself holds them).
 SECRET_KEYS = frozenset(
     {
         "password",
@@ -68,19 +68,6 @@ SECRET_KEYS = frozenset(
     }
 )
 SCRUBBED = "[REDACTED]"
-PRIVATE_KEYS = frozenset(
-    {
-        "customer",
-        "shipping_address",
-        "full_name",
-        "email",
-        "phone",
-        "vat",
-        "address1",
-        "address2",
-        "address3",
-    }
-)
 OMITTED = "[omitted]"
 
 
@@ -114,7 +101,7 @@ def thread_session(base_url: str) -> requests.Session:
 def _scrubbed_value(key: str, value: Any) -> Any:
     if key.lower() in SECRET_KEYS:
         return SCRUBBED
-    if key in PRIVATE_KEYS:
+    if key.lower() in PERSONAL_KEYS:
         return OMITTED
     return scrub_secrets(value)
 

@@ -17,9 +17,13 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from django.db import models
 from django.db.models import Q
+
+if TYPE_CHECKING:
+    from marketplace.orders.models import Order
 
 
 class Decision(models.TextChoices):
@@ -39,7 +43,10 @@ class ReturnStatus(models.TextChoices):
 class Return(models.Model):
     Status = ReturnStatus
 
-    order = models.ForeignKey("orders.Order", on_delete=models.PROTECT, related_name="returns")
+    # Deleting an order takes its returns (and their lines and steps) with it; an order
+    # with money in the ledger cannot be deleted (the ledger PROTECTs it), so only one
+    # that never paid anything back can go. Erasure pseudonymizes instead (privacy app).
+    order = models.ForeignKey("orders.Order", on_delete=models.CASCADE, related_name="returns")
     seller = models.ForeignKey("sellers.Seller", on_delete=models.PROTECT, related_name="returns")
     mp_return_number = models.CharField(max_length=128)
     reason = models.TextField()
@@ -96,7 +103,7 @@ class ReturnLine(models.Model):
     return_request = models.ForeignKey(Return, on_delete=models.CASCADE, related_name="lines")
     mp_return_line_number = models.CharField(max_length=128)
     order_line = models.ForeignKey(
-        "orders.OrderLine", on_delete=models.PROTECT, related_name="return_lines"
+        "orders.OrderLine", on_delete=models.CASCADE, related_name="return_lines"
     )
     quantity = models.PositiveIntegerField()
     preauthorized = models.BooleanField(default=False)
@@ -135,7 +142,7 @@ class SellerRefund(models.Model):
         "sellers.Seller", on_delete=models.PROTECT, related_name="seller_refunds"
     )
     order = models.ForeignKey(
-        "orders.Order", on_delete=models.PROTECT, related_name="seller_refunds"
+        "orders.Order", on_delete=models.CASCADE, related_name="seller_refunds"
     )
     # The platform's ``feedamp_refund_id`` (a number; kept as text, as it appears in paths).
     refund_id = models.CharField(max_length=64)
@@ -174,7 +181,7 @@ class SellerRefundLine(models.Model):
     # None when the platform names a line the order does not have (UNKNOWN_LINE).
     order_line = models.ForeignKey(
         "orders.OrderLine",
-        on_delete=models.PROTECT,
+        on_delete=models.CASCADE,
         related_name="seller_refund_lines",
         null=True,
         blank=True,
@@ -327,6 +334,13 @@ class PlatformStep(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.return_request_id or self.refund_id}: {self.status}"
+
+    @property
+    def order(self) -> Order | None:
+        """The order of the step's return or refund (pages name it; a template's
+        ``default:`` filter cannot, as its argument fails on a missing refund)."""
+        parent = self.return_request or self.refund
+        return parent.order if parent is not None else None
 
 
 class SellerReturnsPullState(models.Model):

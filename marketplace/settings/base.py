@@ -47,6 +47,10 @@ ENV_VARS = (
     "LISTING_URL_TEMPLATE",
     "FEED_FILE_RETENTION_DAYS",
     "FEED_FAILED_FILE_RETENTION_HOURS",
+    "BUYER_DATA_RETENTION_DAYS",
+    "PLATFORM_STEP_RETENTION_DAYS",
+    "SYNC_EVENT_RETENTION_DAYS",
+    "CELERY_TASK_MAX_DELIVERIES",
     "FEED_MAX_BYTES",
     "FEED_SELLER_MAX_STORED_BYTES",
     "FEED_SELLER_MAX_DELIVERIES_PER_HOUR",
@@ -125,6 +129,7 @@ INSTALLED_APPS = [
     "marketplace.catalog",
     "marketplace.portal",
     "marketplace.metrics",
+    "marketplace.privacy",
 ]
 
 MIDDLEWARE = [

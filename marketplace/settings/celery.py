@@ -160,4 +160,19 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
         "task": "marketplace.orders.tasks.platform_call_prune_task",
         "schedule": 86400.0,
     },
+    # Buyers' personal data: pseudonymized once an order is closed for
+    # BUYER_DATA_RETENTION_DAYS (daily); orders of erased buyers as soon as they close.
+    "buyer-data-retention": {
+        "task": "marketplace.privacy.tasks.buyer_data_retention_task",
+        "schedule": 86400.0,
+    },
+    "pending-erasures": {
+        "task": "marketplace.privacy.tasks.pending_erasures_task",
+        "schedule": 600.0,
+    },
+    # Done return steps, per-order sync history, "Pull now" requests past their retention.
+    "traffic-tables-prune": {
+        "task": "marketplace.privacy.tasks.traffic_tables_prune_task",
+        "schedule": 86400.0,
+    },
 }

@@ -209,3 +209,28 @@ RETURN_STEP_LEASE_SECONDS = 120.0
 RETURN_STEP_BATCH_SIZE = 50
 # A return push waits this long between looks while its order is not on the platform yet.
 RETURN_PUSH_ORDER_WAIT_SECONDS = 10.0
+
+# --- buyers' personal data and tables that grow with traffic (marketplace/privacy) ---
+# Buyer data (names, e-mail, phone, VAT, address, notes) of an order closed and untouched
+# this long is replaced by a pseudonym by a daily job (README, "Buyers' personal data").
+BUYER_DATA_RETENTION_DAYS = env.int("BUYER_DATA_RETENTION_DAYS", default=365)
+if BUYER_DATA_RETENTION_DAYS < 1:
+    raise ImproperlyConfigured("BUYER_DATA_RETENTION_DAYS must be at least 1")
+# Done platform steps of returns/refunds and per-order sync history are pruned after this
+# many days (dead letters stay until staff act); "Pull now" requests after a week.
+PLATFORM_STEP_RETENTION_DAYS = env.int("PLATFORM_STEP_RETENTION_DAYS", default=30)
+SYNC_EVENT_RETENTION_DAYS = env.int("SYNC_EVENT_RETENTION_DAYS", default=180)
+PULL_REQUEST_RETENTION_DAYS = 7
+if min(PLATFORM_STEP_RETENTION_DAYS, SYNC_EVENT_RETENTION_DAYS) < 1:
+    raise ImproperlyConfigured(
+        "PLATFORM_STEP_RETENTION_DAYS and SYNC_EVENT_RETENTION_DAYS must be at least 1"
+    )
+# A return step whose seller's connection is not live waits RETURN_STEP_CONNECTION_WAIT
+# seconds, doubling, this many times; then it is a dead letter staff see, resumed by
+# itself once the seller reconnects.
+RETURN_STEP_MAX_CONNECTION_WAITS = 12
+# A step claimed this many times (a worker that died while sending) is a dead letter.
+RETURN_STEP_MAX_ATTEMPTS = 30
+# A task message delivered this many times (its worker died each time: acks_late and
+# reject_on_worker_lost requeue it) is dropped with an error in the log.
+CELERY_TASK_MAX_DELIVERIES = env.int("CELERY_TASK_MAX_DELIVERIES", default=5)

@@ -13,7 +13,11 @@ the claim.
 * A 429 (or a held embargo) comes back when the platform said, not counted as a failure;
   other transient failures back off (``orders.backoff``) and, after
   ``RETURN_STEP_MAX_FAILURES``, the step is a dead letter staff can retry; a 4xx is a dead
-  letter at once (the platform refuses the call as it is).
+  letter at once (the platform refuses the call as it is). A claim whose worker died
+  before recording an answer (its lease ran out) counts as a failure too.
+* A seller whose connection is not live: the step waits, doubling from a minute up to an
+  hour, ``RETURN_STEP_MAX_CONNECTION_WAITS`` times; then it is a dead letter staff see,
+  which resumes by itself once the seller's connection is back (``_reconnected_resume``).
 * Every call is idempotent at the platform (PUT of the same body, ``complete`` once
   complete, the same errors body again), so a step whose answer was lost is simply sent
   again.
@@ -58,8 +62,16 @@ from sellers.token_source import order_client_for
 logger = logging.getLogger(__name__)
 
 OPEN = (StepStatus.PENDING, StepStatus.RETRYING)
-# A seller whose connection is not live: look again after this long (not a failure).
+# A seller whose connection is not live: look again after this long, doubling up to the
+# ceiling; after RETURN_STEP_MAX_CONNECTION_WAITS looks the step is a dead letter.
 WAIT_FOR_CONNECTION_SECONDS = 60.0
+WAIT_FOR_CONNECTION_CEILING_SECONDS = 3600.0
+# The dead letter's last_error: how the resume finds it again when the seller reconnects.
+CONNECTION_DEAD_LETTER = (
+    "the seller's platform connection is not live: gave up waiting; "
+    "sent again once the seller reconnects"
+)
+WORKER_LOST = "the worker sending this step stopped before it recorded an answer"
 
 
 def steps_wake() -> None:
@@ -124,16 +136,37 @@ def _claim(*, step_ids: list[int] | None, limit: int) -> tuple[str, list[Platfor
             query = query.filter(pk__in=step_ids)
         steps = list(query.order_by("next_attempt_at", "id")[:limit])
         for step in steps:
+            if step.claim_token:  # the last claim's lease ran out unanswered: a lost worker
+                step.failures += 1
+                step.last_error = WORKER_LOST
+                if step.failures >= settings.RETURN_STEP_MAX_FAILURES:
+                    step.status = StepStatus.FAILED
+                    step.next_attempt_at = None
+                    step.claim_token = ""
+                    step.lease_until = None
+                    continue
             step.claim_token = token
             step.lease_until = now + timedelta(seconds=settings.RETURN_STEP_LEASE_SECONDS)
             step.attempts += 1
-        PlatformStep.objects.bulk_update(steps, ["claim_token", "lease_until", "attempts"])
-    return token, steps
+        PlatformStep.objects.bulk_update(
+            steps,
+            [
+                "claim_token",
+                "lease_until",
+                "attempts",
+                "failures",
+                "last_error",
+                "status",
+                "next_attempt_at",
+            ],
+        )
+    return token, [step for step in steps if step.status != StepStatus.FAILED]
 
 
 def return_steps_drain(*, step_ids: list[int] | None = None, rounds: int = 20) -> int:
     """Run due steps in batches (or only ``step_ids``); returns how many were run."""
     ran = 0
+    _reconnected_resume()
     for _ in range(rounds):
         token, steps = _claim(step_ids=step_ids, limit=settings.RETURN_STEP_BATCH_SIZE)
         if not steps:
@@ -147,6 +180,22 @@ def return_steps_drain(*, step_ids: list[int] | None = None, rounds: int = 20) -
         if step_ids is not None:
             break
     return ran
+
+
+def _reconnected_resume() -> int:
+    """Dead letters that gave up waiting for a seller's connection, due again now that it
+    is connected (the drain runs every 30 s from beat, so a reconnect is seen soon)."""
+    changed = PlatformStep.objects.filter(
+        status=StepStatus.FAILED,
+        last_error=CONNECTION_DEAD_LETTER,
+        seller__connection__state=PlatformConnection.State.CONNECTED,
+    ).update(
+        status=StepStatus.PENDING,
+        failures=0,
+        next_attempt_at=timezone.now(),
+        updated_at=timezone.now(),
+    )
+    return changed
 
 
 def _run_seller_steps(seller_id: int, steps: list[PlatformStep], token: str) -> None:
@@ -256,8 +305,20 @@ def _record(
             row.attempts = max(0, row.attempts - 1)
             row.next_attempt_at = now + timedelta(seconds=settings.RETURN_PUSH_ORDER_WAIT_SECONDS)
         elif kind == "waiting":
-            row.status = StepStatus.RETRYING
-            row.next_attempt_at = now + timedelta(seconds=WAIT_FOR_CONNECTION_SECONDS)
+            # Counted with the failures: a connection that never comes back must not keep
+            # the step (and the drain) busy for ever.
+            row.failures += 1
+            if row.failures >= settings.RETURN_STEP_MAX_CONNECTION_WAITS:
+                row.status = StepStatus.FAILED
+                row.last_error = CONNECTION_DEAD_LETTER
+                row.next_attempt_at = None
+            else:
+                row.status = StepStatus.RETRYING
+                wait = min(
+                    WAIT_FOR_CONNECTION_SECONDS * 2 ** (row.failures - 1),
+                    WAIT_FOR_CONNECTION_CEILING_SECONDS,
+                )
+                row.next_attempt_at = now + timedelta(seconds=wait)
         elif kind == "rate_limited":
             row.status = StepStatus.RETRYING
             row.next_attempt_at = now + timedelta(seconds=rate_limited_wait_seconds(retry_after))
