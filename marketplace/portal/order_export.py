@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 
 from django.db.models import QuerySet
 
+from marketplace import glossary
 from marketplace.order_money import order_total
 from marketplace.orders.models import Order, OrderSync
 from marketplace.templatetags.display import format_time
@@ -27,7 +28,7 @@ HEADER = (
 CHUNK = 500
 
 _SYNC_WORDS = {
-    "synced": "Up to date",
+    "synced": glossary.term("order_up_to_date"),
     "pending": "Sending",
     "retrying": "Retrying",
     "waiting_for_connection": "Waiting for your connection",
@@ -54,7 +55,7 @@ def platform_words(order: Order) -> str:
     except OrderSync.DoesNotExist:
         return ""
     if sync.status == "synced" and int(getattr(order, "open_problems", 0) or 0) > 0:
-        return "Needs your fix"
+        return glossary.term("order_problem")
     return _SYNC_WORDS.get(sync.status, sync.get_status_display())
 
 
