@@ -3,8 +3,12 @@ marketplace's zone with the zone's name, and the glossary's words."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from datetime import UTC, date, datetime
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from django.template import Context, Template
@@ -13,6 +17,8 @@ from django.utils import translation
 
 from marketplace import glossary
 from marketplace.templatetags import display
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _render(source: str, **context: object) -> str:
@@ -56,3 +62,16 @@ def test_the_glossary_gives_plain_words_and_intervals() -> None:
     assert _render("{{ s|every }}", s=7200) == "every 2 hours"
     with pytest.raises(KeyError):
         glossary.term("no-such-term")
+
+
+def test_a_time_zone_that_does_not_exist_stops_the_start_naming_it() -> None:
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=ROOT,
+        env={**os.environ, "MARKETPLACE_TIME_ZONE": "Europe/Atlantis"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0
+    assert "MARKETPLACE_TIME_ZONE 'Europe/Atlantis' is not an IANA time zone" in result.stderr
