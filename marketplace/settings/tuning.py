@@ -234,3 +234,6 @@ RETURN_STEP_MAX_ATTEMPTS = 30
 # A task message delivered this many times (its worker died each time: acks_late and
 # reject_on_worker_lost requeue it) is dropped with an error in the log.
 CELERY_TASK_MAX_DELIVERIES = env.int("CELERY_TASK_MAX_DELIVERIES", default=5)
+# The seller's e-mail digest of what needs them (problems, returns to authorize, refused
+# listings, a lost connection): at most one per seller every SELLER_DIGEST_MINUTES.
+SELLER_DIGEST_MINUTES = env.int("SELLER_DIGEST_MINUTES", default=60)

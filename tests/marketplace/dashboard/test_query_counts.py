@@ -42,8 +42,10 @@ STAFF_PAGES: dict[str, tuple[Any, int]] = {
 }
 PORTAL_PAGES: dict[str, tuple[Any, int]] = {
     "portal-orders": (lambda w: "/sellers/orders/", 8),
-    "portal-order": (lambda w: f"/sellers/orders/{w.order_with_everything().id}/", 9),  # +1
-    "portal-order-live": (lambda w: f"/sellers/orders/{w.order_with_everything().id}/live/", 4),
+    # +3: the order's returns, refunds and refund ledger (each with its lines), read once.
+    "portal-order": (lambda w: f"/sellers/orders/{w.order_with_everything().id}/", 12),
+    # +1: the open problems' count (the badge never says "Up to date" while one is open).
+    "portal-order-live": (lambda w: f"/sellers/orders/{w.order_with_everything().id}/live/", 5),
 }
 
 
