@@ -11,6 +11,7 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_GET, require_POST
 
@@ -27,16 +28,10 @@ from marketplace.catalog.forms import (
 from marketplace.catalog.ingest import feed_run_confirm, feed_run_retry
 from marketplace.catalog.mapping import mapping_from_json
 from marketplace.catalog.models import FeedRun
-from marketplace.catalog.seller_actions import (
-    act,
-    back,
-    confirm_page,
-    confirmed,
-    seller_or_404,
-    source_or_404,
-)
+from marketplace.catalog.seller_actions import act, back, seller_or_404, source_or_404
 from marketplace.platform.auth_api import LoginRefused
 from marketplace.platform.errors import PlatformError
+from marketplace.staff_confirm import Confirmation, Outcome, confirmed_action
 from sellers import vault
 from sellers.models import Seller
 
@@ -346,22 +341,19 @@ def feed_run(request: HttpRequest, seller_id: int) -> HttpResponse:
 def feed_remove(request: HttpRequest, seller_id: int) -> HttpResponse:
     seller = seller_or_404(seller_id)
     source = source_or_404(seller)
-    if not confirmed(request):
-        return confirm_page(
-            request,
-            seller,
-            title="Remove the catalog feed",
-            question="Delete this seller's feed (and its listing-status import) at the "
-            "platform? Listings stay as they are; no new file arrives until a feed is set "
-            "up again.",
-            button="Remove feed",
-            danger=True,
-        )
     return act(
         request,
         seller,
         lambda: imports.catalog_feed_remove(source=source),
         success="The feed was removed, here and at the platform.",
+        confirmation=Confirmation(
+            "Remove the catalog feed",
+            "Delete this seller's feed (and its listing-status import) at the platform? "
+            "This cannot be undone: listings stay as they are, and no new file arrives "
+            "until a feed is set up again.",
+            "Remove feed",
+            danger=True,
+        ),
     )
 
 
@@ -414,24 +406,27 @@ def run_confirm(request: HttpRequest, run_id: int) -> HttpResponse:
     if run.status != FeedRun.Status.HELD:
         messages.error(request, "Only a held run can be applied.")
         return redirect("catalog:run", run_id=run.pk)
-    if not confirmed(request):
-        return confirm_page(
-            request,
-            run.seller,
-            title="Apply this feed file",
-            question=f"{run.error[:1].upper()}{run.error[1:]}. Apply it anyway, deactivating "
-            "those listings?",
-            button="Apply and deactivate",
+    return confirmed_action(
+        request,
+        confirmation=Confirmation(
+            "Apply this feed file",
+            f"{run.error[:1].upper()}{run.error[1:]}. Apply it anyway, deactivating those "
+            "listings? This cannot be undone.",
+            "Apply and deactivate",
             danger=True,
-        )
-    run = feed_run_confirm(run_id=run.pk, actor=request.user)
+        ),
+        back_url=reverse("catalog:run", args=[run.pk]),
+        run=lambda: _run_apply(run_id=run.pk, actor=request.user),
+    )
+
+
+def _run_apply(*, run_id: int, actor: Any) -> Outcome:
+    run = feed_run_confirm(run_id=run_id, actor=actor)
     if run.status == FeedRun.Status.RECEIVED:
-        messages.success(request, "The file is queued to be applied, deactivations included.")
-    elif not run.file_path:
-        messages.error(request, "This run's file is gone; run the feed again at the platform.")
-    else:
-        messages.error(request, "A newer file arrived since; only the latest can be applied.")
-    return redirect("catalog:run", run_id=run.pk)
+        return Outcome(True, "The file is queued to be applied, deactivations included.")
+    if not run.file_path:
+        return Outcome(False, "This run's file is gone; run the feed again at the platform.")
+    return Outcome(False, "A newer file arrived since; only the latest can be applied.")
 
 
 @require_GET

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any
 from urllib.parse import urlsplit
 
 from django import template
 from django.utils import timezone
 
+from marketplace.dashboard import order_lists
 from marketplace.dashboard.json_display import JsonText, json_for_people
 from marketplace.dashboard.selectors import CONNECTION_BADGES, SYNC_BADGES
+from marketplace.orders.models import Order
 
 register = template.Library()
 
@@ -165,3 +168,9 @@ def packages(order: Any) -> list[Any]:
                 seen.add(key)
                 found.append(shipment)
     return found
+
+
+@register.filter
+def order_total(order: Order) -> Decimal:
+    """What the buyer paid for ``order`` (its lines prefetched: see ``with_lines``)."""
+    return order_lists.order_total(order)

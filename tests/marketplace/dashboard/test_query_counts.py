@@ -33,8 +33,16 @@ STAFF_PAGES: dict[str, tuple[Any, int]] = {
     "sellers-by-last-pull": (lambda w: "/dashboard/sellers/?sort=-last_pull&page=2", 4),
     "seller": (lambda w: f"/dashboard/sellers/{w.seller_with_orders().id}/", 12),  # +1: catalog
     "seller-live": (lambda w: f"/dashboard/sellers/{w.seller_with_orders().id}/live/", 5),
-    "orders": (lambda w: "/dashboard/orders/", 4),
-    "orders-failed": (lambda w: "/dashboard/orders/?status=failed&q=0", 4),
+    # +1: the page's lines (each order's total)
+    "orders": (lambda w: "/dashboard/orders/", 5),
+    "orders-failed": (lambda w: "/dashboard/orders/?status=failed&q=0", 5),
+    "orders-filtered-sorted": (
+        lambda w: (
+            "/dashboard/orders/?late=on&problems=on&seller_name=shop&state=PENDING"
+            "&placed_from=2020-01-01&placed_to=2099-12-31&sort=-ship_by&page=2"
+        ),
+        5,
+    ),
     # +1: listings; +3: returns, seller refunds, ledger (their lines and steps prefetched
     # only when there are some)
     "order": (lambda w: f"/dashboard/orders/{w.order_with_everything().id}/", 14),
