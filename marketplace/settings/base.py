@@ -4,6 +4,7 @@ and static files (see ``marketplace/settings/__init__.py`` for the other parts).
 from __future__ import annotations
 
 from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
@@ -51,6 +52,9 @@ ENV_VARS = (
     "FEED_SELLER_MAX_DELIVERIES_PER_HOUR",
     "FEED_INGEST_MAX_ATTEMPTS",
     "METRICS_TOKEN",
+    "MARKETPLACE_TIME_ZONE",
+    "MARKETPLACE_CURRENCY",
+    "SELLER_DIGEST_MINUTES",
 )
 
 DJANGO_ENV = env.str("DJANGO_ENV", default="development")
@@ -173,6 +177,17 @@ LOGOUT_REDIRECT_URL = "sellers:login"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
+# The marketplace's own zone: every time on a page is shown in it, with its name
+# (marketplace/templatetags/display.py). Stored times stay UTC.
+MARKETPLACE_TIME_ZONE = env.str("MARKETPLACE_TIME_ZONE", default="UTC")
+try:
+    ZoneInfo(MARKETPLACE_TIME_ZONE)
+except (ZoneInfoNotFoundError, ValueError) as error:
+    raise ImproperlyConfigured(
+        f"MARKETPLACE_TIME_ZONE {MARKETPLACE_TIME_ZONE!r} is not an IANA time zone"
+    ) from error
+# The currency of catalog prices (the feed's prices carry none; orders carry their own).
+MARKETPLACE_CURRENCY = env.str("MARKETPLACE_CURRENCY", default="USD").upper()
 USE_I18N = True
 USE_TZ = True
 

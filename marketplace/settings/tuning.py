@@ -209,3 +209,7 @@ RETURN_STEP_LEASE_SECONDS = 120.0
 RETURN_STEP_BATCH_SIZE = 50
 # A return push waits this long between looks while its order is not on the platform yet.
 RETURN_PUSH_ORDER_WAIT_SECONDS = 10.0
+
+# The seller's e-mail digest of what needs them (problems, returns to authorize, refused
+# listings, a lost connection): at most one per seller every SELLER_DIGEST_MINUTES.
+SELLER_DIGEST_MINUTES = env.int("SELLER_DIGEST_MINUTES", default=60)

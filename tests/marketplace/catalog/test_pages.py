@@ -49,8 +49,8 @@ def test_the_portal_lists_only_the_sellers_own_listings_with_search_and_filter(
     page = page_text(client.get("/sellers/catalog/"))
     assert "A-000" in page
     assert "B-SECRET" not in page
-    assert "Page 1 of 2" in page
-    assert "40 active and 20 inactive" in page
+    assert "Page 1 of 3" in page
+    assert "40 live, 0 refused, 0 out of stock, 20 inactive" in page
 
     found = page_text(client.get("/sellers/catalog/?q=red+mug"))
     assert found.count("Red mug") == 5
