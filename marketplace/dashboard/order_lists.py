@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
+from zoneinfo import ZoneInfo
 
+from django.conf import settings
 from django.db.models import BooleanField, Case, F, Prefetch, Q, QuerySet, Value, When
-from django.utils import timezone
 
 from marketplace.orders.models import MarketplaceState, Order, OrderLine
 from marketplace.orders.selectors import open_problems_count, order_list, with_open_problems
@@ -61,7 +62,8 @@ def late_condition(now: datetime) -> Q:
 
 
 def _day_start(day: date) -> datetime:
-    return timezone.make_aware(datetime.combine(day, time.min), timezone.get_current_timezone())
+    """Midnight of ``day`` in the marketplace's zone (the dates staff pick are theirs)."""
+    return datetime.combine(day, time.min, tzinfo=ZoneInfo(settings.MARKETPLACE_TIME_ZONE))
 
 
 def order_list_for_staff(*, filters: OrderFilters, now: datetime) -> QuerySet[Order]:
@@ -122,8 +124,11 @@ CSV_HEADER = (
 
 
 def _moment(value: datetime | None) -> str:
-    # ISO 8601 with its offset, so a spreadsheet and a script read the same instant.
-    return timezone.localtime(value).isoformat(timespec="minutes") if value else ""
+    # ISO 8601 in the marketplace's zone with its offset: a person reads their own clock,
+    # a script reads the same instant.
+    if value is None:
+        return ""
+    return value.astimezone(ZoneInfo(settings.MARKETPLACE_TIME_ZONE)).isoformat(timespec="minutes")
 
 
 def orders_csv_rows(orders: QuerySet[Order]) -> Iterator[tuple[str, ...]]:

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 from django import template
 from django.utils import timezone
 
-from marketplace.dashboard import order_lists
+from marketplace.dashboard import order_lists, selectors
 from marketplace.dashboard.json_display import JsonText, json_for_people
 from marketplace.dashboard.selectors import CONNECTION_BADGES, SYNC_BADGES
 from marketplace.orders.models import Order
@@ -174,3 +174,10 @@ def packages(order: Any) -> list[Any]:
 def order_total(order: Order) -> Decimal:
     """What the buyer paid for ``order`` (its lines prefetched: see ``with_lines``)."""
     return order_lists.order_total(order)
+
+
+@register.simple_tag
+def staff_attention() -> selectors.Attention:
+    """What needs staff, for the navigation's counts: one statement of index probes
+    (``attention_get``), whatever the number of orders or sellers."""
+    return selectors.attention_get(now=timezone.now())

@@ -16,6 +16,7 @@ from django.test import Client
 from django.utils import timezone
 
 from marketplace.orders.models import Order, OrderLine, ValidationProblem
+from marketplace.templatetags.display import format_money
 from tests.app_fixtures import page_text
 from tests.marketplace.dashboard.builders import World, build_world
 
@@ -82,7 +83,7 @@ def test_the_list_shows_buyer_total_ship_by_and_a_late_flag(
     first_row = body[body.index("<tbody>") : body.index("</tr>", body.index("<tbody>"))]
     assert order.mp_order_number in first_row
     assert "Buyer 39" in first_row
-    assert f"{paid} EUR" in first_row
+    assert format_money(paid, "EUR") in first_row  # "€50.00": Babel, the order's currency
     assert "data-late" in first_row
     assert 'id="select-all"' in body
     assert 'name="ids"' in body
