@@ -8,13 +8,14 @@ from typing import cast
 
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponseBase
 from django.shortcuts import render
 
 from sellers import selectors
 from sellers.models import Seller
 
-View = Callable[..., HttpResponse]
+# HttpResponseBase: a seller's view may stream (the order list's CSV export).
+View = Callable[..., HttpResponseBase]
 
 
 class SellerRequest(HttpRequest):
@@ -29,7 +30,7 @@ def seller_required(view: View) -> View:
     """Signed-in sellers only. Staff and users without a seller profile get a clear 403."""
 
     @wraps(view)
-    def wrapper(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+    def wrapper(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponseBase:
         if request.user.is_staff:
             return render(request, "sellers/not_a_seller.html", {"staff": True}, status=403)
         seller = selectors.seller_for_user(user=request.user)

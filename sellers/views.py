@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
@@ -63,7 +63,7 @@ def connection_connect(request: SellerRequest) -> HttpResponse:
 @require_GET
 @never_cache
 @sensitive_variables()
-def connection_callback(request: HttpRequest) -> HttpResponse:
+def connection_callback(request: HttpRequest) -> HttpResponseBase:
     if not request.user.is_authenticated:
         # login_required would bounce through the login page with the unspent code and
         # the state in its ?next= URL: into the Location header, the browser history and

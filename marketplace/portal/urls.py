@@ -9,7 +9,13 @@ marketplace/urls.py mounts them:
 
 from django.urls import path
 
-from marketplace.portal import catalog_views, order_views, returns_views, views
+from marketplace.portal import (
+    catalog_views,
+    order_views,
+    returns_history_views,
+    returns_views,
+    views,
+)
 
 home_urlpatterns = [
     path("", views.home, name="portal"),
@@ -18,7 +24,9 @@ home_urlpatterns = [
 
 order_urlpatterns = [
     path("", order_views.order_list, name="orders"),
+    path("export.csv", order_views.order_export_csv, name="orders_csv"),
     path("returns/", returns_views.returns, name="returns"),
+    path("returns/history/", returns_history_views.returns_history, name="returns_history"),
     path("<int:order_id>/", order_views.order_detail, name="order"),
     path("<int:order_id>/live/", order_views.order_live, name="order_live"),
 ]

@@ -112,7 +112,7 @@ def test_a_non_web_tracking_url_is_never_a_link(world: World, owner: Client) -> 
 
 def test_empty_state_and_search(seller: Seller, seller_client: Client, world: World) -> None:
     assert "No orders yet." in page_text(seller_client.get("/sellers/orders/"))
-    assert "No order number contains" in page_text(seller_client.get("/sellers/orders/?q=x"))
+    assert "No order matches these filters" in page_text(seller_client.get("/sellers/orders/?q=x"))
 
 
 def test_seller_navigation_links_portal_orders_and_connection(owner: Client) -> None:
