@@ -27,7 +27,7 @@ from marketplace.catalog.forms import (
 )
 from marketplace.catalog.ingest import feed_run_confirm, feed_run_retry
 from marketplace.catalog.mapping import mapping_from_json
-from marketplace.catalog.models import FeedRun
+from marketplace.catalog.models import FeedRun, StatusImport
 from marketplace.catalog.seller_actions import act, back, seller_or_404, source_or_404
 from marketplace.platform.auth_api import LoginRefused
 from marketplace.platform.errors import PlatformError
@@ -237,6 +237,11 @@ def seller_catalog(request: HttpRequest, seller_id: int) -> HttpResponse:
                 or edrts_sender.product_id_field(source) == edrts_sender.PRODUCT_ID_FIELD
             ),
             "counts": selectors.listing_counts(seller_id=seller.pk),
+            # The live-updates card points at the import only once there is one.
+            "status_import_active": source is not None
+            and StatusImport.objects.filter(source=source, state=StatusImport.State.ACTIVE)
+            .exclude(import_id="")
+            .exists(),
             "listing_filter": listing_filter,
             "page": Paginator(listings, PAGE_SIZE).get_page(request.GET.get("page")),
         },
@@ -463,20 +468,38 @@ def status_sync_retry(request: HttpRequest, seller_id: int) -> HttpResponse:
 @require_POST
 @staff_required
 def status_sync_switch(request: HttpRequest, seller_id: int) -> HttpResponse:
-    """EDRTS on or off for the seller; the listing-status import's schedule follows."""
+    """Live status updates (EDRTS) on or off for the seller; the listing-status import's
+    schedule follows. Off asks first: statuses then reach the seller up to an hour late."""
     seller = seller_or_404(seller_id)
     enabled = request.POST.get("enabled") == "on"
-    import_error = edrts_sender.status_sync_enable(seller_id=seller.pk, enabled=enabled)
-    if enabled:
-        messages.success(
-            request,
-            "EDRTS is on: statuses reach the seller's database within seconds; the "
-            "listing-status import runs daily to reconcile.",
+
+    def run() -> Outcome:
+        import_error = edrts_sender.status_sync_enable(seller_id=seller.pk, enabled=enabled)
+        if import_error:
+            messages.error(request, f"The import's schedule did not change: {import_error}")
+        if enabled:
+            return Outcome(
+                True,
+                "Live status updates are on: statuses reach the seller's database within "
+                "seconds; the listing-status import runs daily to catch up.",
+            )
+        return Outcome(
+            True,
+            "Live status updates are off: the listing-status import alone brings statuses, hourly.",
         )
-    else:
-        messages.success(
-            request, "EDRTS is off: the listing-status import alone brings statuses, hourly."
-        )
-    if import_error:
-        messages.error(request, f"The import's schedule did not change: {import_error}")
-    return back(seller)
+
+    return confirmed_action(
+        request,
+        confirmation=None
+        if enabled
+        else Confirmation(
+            f"Turn live status updates off for {seller.display_name}",
+            f"Turn live status updates (EDRTS) off for {seller.display_name}? Statuses then "
+            "reach the seller's database only through the hourly listing-status import, up "
+            "to an hour late.",
+            "Turn live status updates off",
+            danger=True,
+        ),
+        back_url=reverse("catalog:seller", args=[seller.pk]),
+        run=run,
+    )

@@ -12,16 +12,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
-from decimal import Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.db.models import BooleanField, Case, F, Prefetch, Q, QuerySet, Value, When
 
+from marketplace.order_money import order_total
 from marketplace.orders.models import MarketplaceState, Order, OrderLine
 from marketplace.orders.selectors import open_problems_count, order_list, with_open_problems
-from marketplace.returns.money import line_paid
 
 EXPORT_CHUNK = 500
 OPEN_STATES = (MarketplaceState.PENDING, MarketplaceState.AWAITING_SHIPMENT)
@@ -100,12 +99,6 @@ def order_list_for_staff(*, filters: OrderFilters, now: datetime) -> QuerySet[Or
 def with_lines(orders: QuerySet[Order]) -> QuerySet[Order]:
     """The lines too (one query per page or chunk), for the order's total."""
     return orders.prefetch_related(Prefetch("lines", queryset=OrderLine.objects.order_by("id")))
-
-
-def order_total(order: Order) -> Decimal:
-    """What the buyer paid: every line's price, taxes and shipping less its discounts
-    (from the prefetched lines)."""
-    return sum((line_paid(line) for line in order.lines.all()), start=Decimal("0"))
 
 
 CSV_HEADER = (

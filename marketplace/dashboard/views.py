@@ -23,7 +23,7 @@ from marketplace.dashboard.charts import chart_legend, hourly_bars_svg
 from marketplace.dashboard.forms import OrderFilterForm, SellerFilterForm, cleaned
 from marketplace.dashboard.json_display import json_for_people
 from marketplace.dashboard.order_lists import OrderFilters
-from marketplace.dashboard.order_money import order_money
+from marketplace.order_money import order_money
 from marketplace.orders.models import Order, OrderSync
 from marketplace.orders.selectors import line_fulfillments
 from marketplace.returns import selectors as returns_selectors
@@ -215,10 +215,11 @@ def order_detail(request: HttpRequest, order_id: int) -> HttpResponse:
         actions=selectors.staff_actions_for(order_id=order.id),
     )
     after_sale = returns_selectors.order_returns_and_refunds(order_id=order.id)
-    money = order_money(order.lines.all(), after_sale["ledger"])
+    money = order_money(order)
+    by_line = {m.line.id: m for m in money.lines}
     context.update(
         money=money,
-        line_rows=[(lf, money.lines[lf.line.id]) for lf in context["lines"]],
+        line_rows=[(lf, by_line[lf.line.id]) for lf in context["lines"]],
         after_sale=after_sale,
         timeline=returns_selectors.order_timeline(after_sale=after_sale, events=context["history"]),
     )

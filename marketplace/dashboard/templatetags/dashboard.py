@@ -10,9 +10,10 @@ from urllib.parse import urlsplit
 from django import template
 from django.utils import timezone
 
-from marketplace.dashboard import order_lists, selectors
+from marketplace.dashboard import selectors
 from marketplace.dashboard.json_display import JsonText, json_for_people
 from marketplace.dashboard.selectors import CONNECTION_BADGES, SYNC_BADGES
+from marketplace.order_money import order_total as shared_order_total
 from marketplace.orders.models import Order
 
 register = template.Library()
@@ -173,7 +174,7 @@ def packages(order: Any) -> list[Any]:
 @register.filter
 def order_total(order: Order) -> Decimal:
     """What the buyer paid for ``order`` (its lines prefetched: see ``with_lines``)."""
-    return order_lists.order_total(order)
+    return shared_order_total(order)
 
 
 @register.simple_tag

@@ -109,7 +109,7 @@ def test_refresh_now_refreshes_the_token(
     response = staff_client.post(
         f"/dashboard/sellers/{seller.id}/refresh/", {"confirmed": "yes"}, follow=True
     )
-    assert "Access token refreshed" in page_text(response)
+    assert "Connection renewed" in page_text(response)
     assert PlatformConnection.objects.get(seller=seller).generation == before + 1
     assert ConnectionEvent.objects.filter(seller=seller, kind="refreshed").exists()
     assert StaffAction.objects.get().ok

@@ -27,7 +27,7 @@ def world(staff_user: Any) -> World:
 def test_every_page_has_an_empty_state(staff_client: Client) -> None:
     overview = page_text(staff_client.get("/dashboard/"))
     assert "No platform calls in the last 24 hours." in overview
-    assert "Every connected seller's grant works." in overview
+    assert "Every connected seller's connection works." in overview
     assert "No failed pushes." in overview
     assert "No sellers yet." in page_text(staff_client.get("/dashboard/sellers/"))
     assert "No orders yet." in page_text(staff_client.get("/dashboard/orders/"))

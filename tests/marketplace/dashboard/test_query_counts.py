@@ -46,7 +46,7 @@ STAFF_PAGES: dict[str, tuple[Any, int]] = {
     ),
     # +1: listings; +3: returns, seller refunds, ledger (their lines and steps prefetched
     # only when there are some)
-    "order": (lambda w: f"/dashboard/orders/{w.order_with_everything().id}/", 15),
+    "order": (lambda w: f"/dashboard/orders/{w.order_with_everything().id}/", 16),  # +1: refunded
     "order-live": (lambda w: f"/dashboard/orders/{w.order_with_everything().id}/live/", 4),
 }
 PORTAL_PAGES: dict[str, tuple[Any, int]] = {
