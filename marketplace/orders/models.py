@@ -325,6 +325,8 @@ class ApiKey(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = "API key"
+        verbose_name_plural = "API keys"
         ordering = ["name"]
 
     def __str__(self) -> str:
