@@ -93,6 +93,10 @@ class Order(models.Model):
                 ),
                 name="order_open_by_seller",
             ),
+            # The staff orders list: newest placed first (its default sort, paged), and by
+            # ship-by date (its sort, and the "late" filter's range).
+            models.Index(fields=["-purchase_date", "-id"], name="order_placed_recent"),
+            models.Index(fields=["latest_ship_date", "id"], name="order_ship_by"),
         ]
 
     def __str__(self) -> str:

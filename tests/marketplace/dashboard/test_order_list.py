@@ -150,3 +150,40 @@ def test_the_export_needs_staff(world: World, client: Client) -> None:
     response = client.get("/dashboard/orders/export.csv")
     assert response.status_code == 302
     assert "/login/" in response["Location"]
+
+
+def test_the_order_page_shows_its_money_in_the_orders_currency(
+    world: World, staff_client: Client
+) -> None:
+    order = world.orders[0]
+    lines = list(OrderLine.objects.filter(order=order))
+    OrderLine.objects.filter(pk=lines[0].pk).update(
+        unit_price=Decimal("1234.50"),
+        quantity=2,
+        shipping_price=Decimal("4.95"),
+        taxes=[{"type": "VAT", "amount": "20.00"}],
+        discounts=[{"name": "Autumn", "amount": "10.00", "type": "promotion"}],
+    )
+    Order.objects.filter(pk=order.pk).update(currency="USD")
+    line = OrderLine.objects.get(pk=lines[0].pk)
+    others = sum(
+        (
+            o.quantity * o.unit_price
+            + o.shipping_price
+            + sum((Decimal(t["amount"]) for t in o.taxes), Decimal(0))
+            - sum((Decimal(d["amount"]) for d in o.discounts), Decimal(0))
+            for o in lines[1:]
+        ),
+        Decimal(0),
+    )
+    body = page_text(staff_client.get(f"/dashboard/orders/{order.id}/"))
+    lines_table = body[body.index('id="lines"') : body.index('id="order-money"')]
+    assert "$1,234.50" in lines_table  # the unit price
+    assert "$20.00" in lines_table  # the line's tax
+    assert "$4.95" in lines_table  # its shipping
+    assert "−$10.00" in lines_table  # its discount
+    paid = 2 * line.unit_price + Decimal("20.00") + Decimal("4.95") - Decimal("10.00")
+    assert format_money(paid, "USD") in lines_table
+    money = body[body.index('id="order-money"') :]
+    assert f'id="order-total"><strong>{format_money(paid + others, "USD")}<' in money
+    assert "nothing yet" in money  # no refund in the ledger
