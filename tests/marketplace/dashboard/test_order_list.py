@@ -181,7 +181,7 @@ def test_the_order_page_shows_its_money_in_the_orders_currency(
     assert "$1,234.50" in lines_table  # the unit price
     assert "$20.00" in lines_table  # the line's tax
     assert "$4.95" in lines_table  # its shipping
-    assert "−$10.00" in lines_table  # its discount
+    assert "\u2212$10.00" in lines_table  # its discount, with a minus sign
     paid = 2 * line.unit_price + Decimal("20.00") + Decimal("4.95") - Decimal("10.00")
     assert format_money(paid, "USD") in lines_table
     money = body[body.index('id="order-money"') :]
