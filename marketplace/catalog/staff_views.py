@@ -3,7 +3,6 @@ feed, feed runs and listings. Thin: forms validate, services act, selectors read
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from django.conf import settings
@@ -12,152 +11,25 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_GET, require_POST
 
 from marketplace.access import staff_required
 from marketplace.catalog import access, edrts_sender, feeds, imports, links, selectors
 from marketplace.catalog.errors import CatalogError
 from marketplace.catalog.forms import (
-    CodeForm,
     FeedForm,
     ListingFilterForm,
     ScheduleChangeForm,
-    SignInForm,
 )
 from marketplace.catalog.ingest import feed_run_confirm, feed_run_retry
 from marketplace.catalog.mapping import mapping_from_json
-from marketplace.catalog.models import FeedRun, StatusImport
+from marketplace.catalog.models import FeedRun, Listing, StatusImport
 from marketplace.catalog.seller_actions import act, back, seller_or_404, source_or_404
-from marketplace.platform.auth_api import LoginRefused
 from marketplace.platform.errors import PlatformError
 from marketplace.staff_confirm import Confirmation, Outcome, confirmed_action
-from sellers import vault
 from sellers.models import Seller
 
-PENDING_KEY = "catalog_api_sign_in"
-# The platform's code is valid 10 minutes; the password waits (encrypted) no longer.
-PENDING_SECONDS = access.PENDING_SECONDS
 PAGE_SIZE = 50
-
-
-# --- Platform API access ------------------------------------------------------------------
-
-
-def _pending(request: HttpRequest) -> dict[str, Any] | None:
-    pending = request.session.get(PENDING_KEY)
-    if not pending or time.time() - pending.get("at", 0) > PENDING_SECONDS:
-        request.session.pop(PENDING_KEY, None)
-        return None
-    return pending
-
-
-@require_GET
-@staff_required
-def api_access(request: HttpRequest) -> HttpResponse:
-    pending = _pending(request)
-    return render(
-        request,
-        "catalog/api_access.html",
-        {
-            "access": access.access_get(),
-            "pending": pending,
-            "sign_in_form": SignInForm(initial={"username": (pending or {}).get("username", "")}),
-            "code_form": CodeForm(),
-            "token_name": access.access_token_name(),
-            "max_wrong_codes": access.MAX_WRONG_CODES,
-        },
-    )
-
-
-@require_POST
-@sensitive_post_parameters("password")
-@staff_required
-@sensitive_variables("password")
-def api_access_start(request: HttpRequest) -> HttpResponse:
-    form = SignInForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, "Enter the API user's username and password.")
-        return redirect("catalog:api_access")
-    username = form.cleaned_data["username"]
-    password = form.cleaned_data["password"]
-    try:
-        message, key = access.access_sign_in_begin(username=username, password=password)
-    except LoginRefused:
-        messages.error(request, "The platform refused the username or password.")
-        return redirect("catalog:api_access")
-    except PlatformError as exc:
-        messages.error(request, f"The platform could not be asked: {exc}")
-        return redirect("catalog:api_access")
-    request.session[PENDING_KEY] = {
-        "username": username,
-        "password": vault.token_encrypt(password),
-        "at": time.time(),
-        "key": key,
-    }
-    messages.success(request, f"A code was sent by e-mail. ({message})")
-    return redirect("catalog:api_access")
-
-
-@require_POST
-@sensitive_post_parameters("code")
-@staff_required
-@sensitive_variables("password", "code")
-def api_access_finish(request: HttpRequest) -> HttpResponse:
-    pending = _pending(request)
-    if pending is None:
-        messages.error(request, "The sign-in expired: enter the username and password again.")
-        return redirect("catalog:api_access")
-    form = CodeForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, "The code is the digits from the e-mail.")
-        return redirect("catalog:api_access")
-    try:
-        access.access_sign_in_finish(
-            username=pending["username"],
-            password=vault.token_decrypt(pending["password"]),
-            code=form.cleaned_data["code"],
-            actor=request.user,
-            key=pending.get("key", ""),
-        )
-    except access.SignInDropped as exc:
-        request.session.pop(PENDING_KEY, None)
-        messages.error(request, str(exc))
-        return redirect("catalog:api_access")
-    except LoginRefused:
-        left = access.access_sign_in_wrong_codes_left(key=pending.get("key", ""))
-        messages.error(
-            request,
-            "The platform refused the code: check the e-mail and try again "
-            f"({left} more {'try' if left == 1 else 'tries'}, then the sign-in starts over).",
-        )
-        return redirect("catalog:api_access")
-    except PlatformError as exc:
-        messages.error(request, f"The platform could not be asked: {exc}")
-        return redirect("catalog:api_access")
-    request.session.pop(PENDING_KEY, None)
-    messages.success(request, "Signed in: the API token is stored encrypted.")
-    return redirect("catalog:api_access")
-
-
-@require_POST
-@staff_required
-def api_access_cancel(request: HttpRequest) -> HttpResponse:
-    pending = request.session.pop(PENDING_KEY, None)
-    if pending and pending.get("key"):
-        access.access_sign_in_cancel(key=pending["key"])
-    return redirect("catalog:api_access")
-
-
-@require_POST
-@staff_required
-def api_access_check(request: HttpRequest) -> HttpResponse:
-    checked = access.access_check()
-    if checked.is_active:
-        messages.success(request, "The platform accepts the API token.")
-    else:
-        messages.error(request, f"The API access needs sign-in. {checked.last_error}")
-    return redirect("catalog:api_access")
 
 
 # --- sellers' catalogs ----------------------------------------------------------------------
@@ -437,69 +309,5 @@ def _run_apply(*, run_id: int, actor: Any) -> Outcome:
 @require_GET
 @staff_required
 def listing_detail(request: HttpRequest, listing_id: int) -> HttpResponse:
-    from marketplace.catalog.models import Listing
-
     listing = get_object_or_404(Listing.objects.select_related("seller"), pk=listing_id)
     return render(request, "catalog/listing_detail.html", {"listing": listing, "staff": True})
-
-
-# --- listing statuses through EDRTS -----------------------------------------------------------
-
-
-@require_POST
-@staff_required
-def status_sync_resend(request: HttpRequest, seller_id: int) -> HttpResponse:
-    """Queue every current status of the seller again (and forgive past failures)."""
-    seller = seller_or_404(seller_id)
-    recorded = edrts_sender.status_sync_resend_all(seller_id=seller.pk)
-    messages.success(request, f"{recorded} statuses queued to be sent again.")
-    return back(seller)
-
-
-@require_POST
-@staff_required
-def status_sync_retry(request: HttpRequest, seller_id: int) -> HttpResponse:
-    seller = seller_or_404(seller_id)
-    edrts_sender.status_sync_retry(seller_id=seller.pk)
-    messages.success(request, "The sender starts again now.")
-    return back(seller)
-
-
-@require_POST
-@staff_required
-def status_sync_switch(request: HttpRequest, seller_id: int) -> HttpResponse:
-    """Live status updates (EDRTS) on or off for the seller; the listing-status import's
-    schedule follows. Off asks first: statuses then reach the seller up to an hour late."""
-    seller = seller_or_404(seller_id)
-    enabled = request.POST.get("enabled") == "on"
-
-    def run() -> Outcome:
-        import_error = edrts_sender.status_sync_enable(seller_id=seller.pk, enabled=enabled)
-        if import_error:
-            messages.error(request, f"The import's schedule did not change: {import_error}")
-        if enabled:
-            return Outcome(
-                True,
-                "Live status updates are on: statuses reach the seller's database within "
-                "seconds; the listing-status import runs daily to catch up.",
-            )
-        return Outcome(
-            True,
-            "Live status updates are off: the listing-status import alone brings statuses, hourly.",
-        )
-
-    return confirmed_action(
-        request,
-        confirmation=None
-        if enabled
-        else Confirmation(
-            f"Turn live status updates off for {seller.display_name}",
-            f"Turn live status updates (EDRTS) off for {seller.display_name}? Statuses then "
-            "reach the seller's database only through the hourly listing-status import, up "
-            "to an hour late.",
-            "Turn live status updates off",
-            danger=True,
-        ),
-        back_url=reverse("catalog:seller", args=[seller.pk]),
-        run=run,
-    )

@@ -1,8 +1,9 @@
-"""The staff dashboard: overview, sellers, orders, and the repair actions.
+"""The staff dashboard's pages: overview, sellers, orders (their buttons are in
+``action_views``, the lists' bulk buttons in ``bulk_views``, the CSV in ``export_views``).
 
-Views stay thin: reads come from ``marketplace.dashboard.selectors``, actions from
-``marketplace.dashboard.services``. Each ``*_live`` view returns the HTML fragment that
-``static/js/live.js`` swaps into the page every few seconds.
+Views stay thin: reads come from ``marketplace.dashboard.selectors`` and ``order_lists``.
+Each ``*_live`` view returns the HTML fragment that ``static/js/live.js`` swaps into the
+page every few seconds.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from django.views.decorators.http import require_GET
 
 from marketplace.access import staff_required
 from marketplace.dashboard import order_lists, selectors
+from marketplace.dashboard.action_views import order_or_404, seller_or_404
 from marketplace.dashboard.charts import chart_legend, hourly_bars_svg
 from marketplace.dashboard.forms import OrderFilterForm, SellerFilterForm, cleaned
 from marketplace.dashboard.json_display import json_for_people
@@ -35,20 +37,6 @@ _M = TypeVar("_M", bound=Model)
 
 def _page(request: HttpRequest, queryset: QuerySet[_M]) -> Page[_M]:
     return Paginator(queryset, PAGE_SIZE).get_page(request.GET.get("page"))
-
-
-def _seller_or_404(seller_id: int) -> Seller:
-    seller = selectors.seller_get(seller_id=seller_id)
-    if seller is None:
-        raise Http404("no such seller")
-    return seller
-
-
-def _order_or_404(order_id: int) -> Order:
-    order = selectors.order_get_for_staff(order_id=order_id)
-    if order is None:
-        raise Http404("no such order")
-    return order
 
 
 def _connection_of(seller: Seller) -> PlatformConnection | None:
@@ -140,7 +128,7 @@ def _seller_status_context(seller: Seller) -> dict:
 @require_GET
 @staff_required
 def seller_detail(request: HttpRequest, seller_id: int) -> HttpResponse:
-    seller = _seller_or_404(seller_id)
+    seller = seller_or_404(seller_id)
     context = _seller_status_context(seller)
     context.update(
         failed_count=next(
@@ -164,7 +152,7 @@ def seller_detail(request: HttpRequest, seller_id: int) -> HttpResponse:
 @staff_required
 @never_cache
 def seller_live(request: HttpRequest, seller_id: int) -> HttpResponse:
-    seller = _seller_or_404(seller_id)
+    seller = seller_or_404(seller_id)
     return render(request, "dashboard/_seller_live.html", _seller_status_context(seller))
 
 
@@ -203,7 +191,7 @@ def _order_status_context(order: Order) -> dict:
 @require_GET
 @staff_required
 def order_detail(request: HttpRequest, order_id: int) -> HttpResponse:
-    order = _order_or_404(order_id)
+    order = order_or_404(order_id)
     sync = _sync_of(order)
     context = _order_status_context(order)
     context.update(
