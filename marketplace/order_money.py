@@ -62,11 +62,14 @@ def line_money(line: OrderLine) -> LineMoney:
     )
 
 
-def order_money(order: Order, *, lines: Iterable[OrderLine] | None = None) -> OrderMoney:
-    """The order's money (its lines as prefetched, or given) and the refunds the
-    ledger holds for it (one query)."""
+def order_money(
+    order: Order, *, lines: Iterable[OrderLine] | None = None, refunded: Decimal | None = None
+) -> OrderMoney:
+    """The order's money (its lines as prefetched, or given) and the refunds the ledger
+    holds for it (``refunded`` when the caller read the ledger already, else one query)."""
     moneys = [line_money(line) for line in (order.lines.all() if lines is None else lines)]
-    refunded = RefundLedgerEntry.objects.filter(order=order).aggregate(s=Sum("amount"))["s"]
+    if refunded is None:
+        refunded = RefundLedgerEntry.objects.filter(order=order).aggregate(s=Sum("amount"))["s"]
     return OrderMoney(
         currency=order.currency,
         lines=moneys,

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Q, QuerySet
 
+from marketplace.templatetags.display import format_time
 from sellers.models import ConnectionEvent, PlatformConnection, Seller
 
 # A queued refresh that has not happened after this long is queued again: the broker
@@ -111,8 +112,8 @@ def connection_notices(
             notices.append(
                 ConnectionNotice(
                     "warn",
-                    f"Your platform authorization expires on "
-                    f"{connection.refresh_token_expires_at:%Y-%m-%d %H:%M} UTC "
+                    "Your platform connection expires on "
+                    f"{format_time(connection.refresh_token_expires_at)} "
                     f"(in {max(left.days, 0)} day(s)). Reconnect to renew it.",
                 )
             )
@@ -120,7 +121,8 @@ def connection_notices(
         notices.append(
             ConnectionNotice(
                 "warn",
-                "The last token refresh did not succeed; we keep retrying. "
+                "Renewing your platform connection did not succeed last time; we keep "
+                "retrying. "
                 f"Platform said: {connection.last_error}",
             )
         )

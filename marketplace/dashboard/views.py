@@ -8,6 +8,7 @@ page every few seconds.
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import TypeVar
 
 from django.core.paginator import Page, Paginator
@@ -203,7 +204,10 @@ def order_detail(request: HttpRequest, order_id: int) -> HttpResponse:
         actions=selectors.staff_actions_for(order_id=order.id),
     )
     after_sale = returns_selectors.order_returns_and_refunds(order_id=order.id)
-    money = order_money(order)
+    # The ledger is read once, with the returns: the refunded sum comes from those rows.
+    money = order_money(
+        order, refunded=sum((entry.amount for entry in after_sale["ledger"]), Decimal("0"))
+    )
     by_line = {m.line.id: m for m in money.lines}
     context.update(
         money=money,

@@ -15,6 +15,7 @@ OpenAPI: ``/api/intake/openapi.json``, docs at ``/api/intake/docs``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
@@ -122,6 +123,52 @@ class ProblemOut(Schema):
     resolved_at: datetime | None
 
 
+class ReturnLineOut(Schema):
+    mp_return_line_number: str
+    mp_line_number: str
+    quantity: int
+    preauthorized: bool
+    requested_refund_principal: Decimal
+    requested_refund_tax: Decimal
+    principal_refund_amount: Decimal | None
+    shipping_refund_amount: Decimal | None
+
+
+class OrderReturnOut(Schema):
+    """A buyer's return as the order's ``GET`` shows it (the return's ``GET`` adds its
+    order number)."""
+
+    mp_return_number: str
+    status: str
+    rma: str
+    notes: str
+    reason: str
+    carrier: str
+    tracking_number: str
+    request_date: date
+    respond_date: date
+    currency: str
+    decision: str
+    refunded_amount: Decimal
+    errors: list[dict[str, Any]]
+    return_lines: list[ReturnLineOut]
+
+
+# Returns are of orders, but orders knows nothing of them (the apps import downwards):
+# the returns app registers here how to read an order's returns (ReturnsConfig.ready).
+OrderReturnsReader = Callable[[Order], list[dict[str, Any]]]
+_order_returns_readers: list[OrderReturnsReader] = []
+
+
+def order_returns_reader_register(reader: OrderReturnsReader) -> None:
+    if reader not in _order_returns_readers:
+        _order_returns_readers.append(reader)
+
+
+def _returns_of(order: Order) -> list[dict[str, Any]]:
+    return [entry for reader in _order_returns_readers for entry in reader(order)]
+
+
 class OrderOut(Schema):
     mp_order_number: str
     seller: str
@@ -140,6 +187,7 @@ class OrderOut(Schema):
     order_lines: list[LineOut]
     sync: SyncOut
     problems: list[ProblemOut]
+    returns: list[OrderReturnOut]
     created_at: datetime
     updated_at: datetime
 
@@ -181,6 +229,7 @@ def _order_out(order: Order) -> dict[str, Any]:
         ],
         "sync": sync,
         "problems": list(order.problems.all()),
+        "returns": _returns_of(order),
         "created_at": order.created_at,
         "updated_at": order.updated_at,
     }
@@ -298,6 +347,10 @@ def _actor(request: HttpRequest) -> str:
         413: ErrorOut,
     },
     summary="Create an order (idempotent for an identical body)",
+    description="Stores the order for its seller and queues its push to the platform. "
+    "201 with the order when created; 200 with the existing order when the same number "
+    "arrives again with the same body; 409 when the number exists with a different body; "
+    "400 with per-field errors (nothing stored).",
     openapi_extra=_body_example(ORDER_EXAMPLE),
 )
 def create_order(request: HttpRequest, payload: OrderIn) -> Status:
@@ -308,7 +361,10 @@ def create_order(request: HttpRequest, payload: OrderIn) -> Status:
 @api.get(
     "/orders/{mp_order_number}",
     response={200: OrderOut, 401: ErrorOut, 400: ErrorOut, 404: ErrorOut},
-    summary="An order with its lines, fulfillment, sync status and problems",
+    summary="An order with its lines, fulfillment, sync status, problems and returns",
+    description="The order as the marketplace holds it: lines with what was shipped and "
+    "cancelled, the push to the platform (``sync``), the seller's fulfillment problems, "
+    "and the buyers' returns with their amounts (``returns``). 404 for an unknown number.",
 )
 def get_order(request: HttpRequest, mp_order_number: OrderNumber) -> dict[str, Any]:
     order = order_get(mp_order_number=mp_order_number)
@@ -328,6 +384,11 @@ def get_order(request: HttpRequest, mp_order_number: OrderNumber) -> dict[str, A
         413: ErrorOut,
     },
     summary="Change the marketplace state (PENDING → AWAITING_SHIPMENT, → CANCELLED)",
+    description="The buyer paid (``AWAITING_SHIPMENT``) or the marketplace cancels "
+    "(``CANCELLED``); the platform learns it through a push. Asking for the state the order "
+    "is already in answers 200 and changes nothing. 409 when the order's state does not "
+    "allow the change (``SHIPPED`` is never set here: an order becomes ``SHIPPED`` when "
+    "the seller's fulfillment covers every line).",
     openapi_extra=_body_example(STATE_EXAMPLE),
 )
 def change_state(
@@ -341,7 +402,10 @@ def change_state(
     "/orders/{mp_order_number}/cancel",
     response={200: OrderOut, 401: ErrorOut, 400: ErrorOut, 404: ErrorOut, 409: ErrorOut},
     summary="Cancel the order (marketplace-side cancellation)",
+    description="Cancels what is left of the order; the platform learns it through a push. "
+    "409 when the order is no longer in a state that allows it: already cancelled (a "
+    "second cancel) or shipped.",
 )
 def cancel_order(request: HttpRequest, mp_order_number: OrderNumber) -> dict[str, Any]:
-    order_cancel(mp_order_number=mp_order_number, actor=_actor(request))
+    order_cancel(mp_order_number=mp_order_number, actor=_actor(request), again_is_conflict=True)
     return _order_response(mp_order_number)

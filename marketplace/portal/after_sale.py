@@ -142,6 +142,7 @@ def order_after_sale(*, order: Order) -> dict[str, Any]:
     return {
         "returns": returns,
         "refunds": refunds,
+        "refunded": sum((entry.amount for entry in data["ledger"]), start=ZERO),
         "open_count": sum(not r.done for r in returns) + sum(not r.done for r in refunds),
     }
 

@@ -109,6 +109,7 @@ def order_export_csv(request: SellerRequest) -> StreamingHttpResponse:
 def order_detail(request: SellerRequest, order_id: int) -> HttpResponse:
     order = _order_or_404(request, order_id)
     open_problems = [problem for problem in order.problems.all() if problem.is_open]
+    after_sale = order_after_sale(order=order)
     return render(
         request,
         "portal/order_detail.html",
@@ -119,8 +120,8 @@ def order_detail(request: SellerRequest, order_id: int) -> HttpResponse:
             "problem_cards": problem_cards(open_problems),
             "open_problems": len(open_problems),
             "late": _is_late(order),
-            "money": order_money(order),
-            "after_sale": order_after_sale(order=order),
+            "money": order_money(order, refunded=after_sale["refunded"]),
+            "after_sale": after_sale,
             "pull_interval": int(settings.PULL_INTERVAL_SECONDS),
         },
     )

@@ -14,12 +14,14 @@ from marketplace.portal import (
     order_views,
     returns_history_views,
     returns_views,
+    settings_views,
     views,
 )
 
 home_urlpatterns = [
     path("", views.home, name="portal"),
     path("pull/", views.pull_now, name="pull_now"),
+    path("settings/", settings_views.notification_settings, name="settings"),
 ]
 
 order_urlpatterns = [

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from marketplace.orders.models import SellerPullState
 from marketplace.orders.selectors import order_sync_status_counts
+from marketplace.portal.needs_you import seller_needs_you
 from marketplace.portal.selectors import seller_todo
 from marketplace.portal.services import portal_pull_now
 from sellers import selectors as seller_selectors
@@ -31,6 +32,7 @@ def _home(request: SellerRequest, *, status: int = 200) -> HttpResponse:
     )
     counts = order_sync_status_counts(seller_id=request.seller.id)
     context["todo"] = seller_todo(seller=request.seller)
+    context["needs"] = seller_needs_you(seller=request.seller)
     context["order_counts"] = counts
     context["order_total"] = sum(counts.values())
     context["order_waiting"] = (

@@ -7,50 +7,37 @@ shape (``{"detail", "fields"}``).
 
 from __future__ import annotations
 
-from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
-from ninja import Schema, Status
+from django.db.models import Prefetch, QuerySet
+from django.http import Http404, HttpRequest, HttpResponse
+from ninja import Status
 
-from marketplace.orders.api import ErrorOut, _actor, _body_example, api
+from marketplace.orders.api import (
+    ErrorOut,
+    OrderReturnOut,
+    _actor,
+    _body_example,
+    api,
+    order_returns_reader_register,
+)
+from marketplace.orders.errors import OrderNotFound
 from marketplace.orders.intake_schema import OrderNumber
+from marketplace.orders.models import Order
 from marketplace.returns.errors import ReturnConflict
 from marketplace.returns.intake_schema import RETURN_EXAMPLE, ReturnIn
-from marketplace.returns.models import Return
+from marketplace.returns.models import Return, ReturnLine
 from marketplace.returns.services.intake import return_create
 
 
-class ReturnLineOut(Schema):
-    mp_return_line_number: str
-    mp_line_number: str
-    quantity: int
-    preauthorized: bool
-    requested_refund_principal: Decimal
-    requested_refund_tax: Decimal
-    principal_refund_amount: Decimal | None
-    shipping_refund_amount: Decimal | None
-
-
-class ReturnOut(Schema):
+class ReturnOut(OrderReturnOut):
     mp_order_number: str
-    mp_return_number: str
-    status: str
-    rma: str
-    notes: str
-    reason: str
-    carrier: str
-    tracking_number: str
-    request_date: date
-    respond_date: date
-    currency: str
-    decision: str
-    errors: list[dict[str, Any]]
-    return_lines: list[ReturnLineOut]
 
 
 def return_out(return_request: Return) -> dict[str, Any]:
+    """A return with its lines and what the ledger refunded for it (its order, lines and
+    ledger prefetched or read here)."""
     return {
         "mp_order_number": return_request.order.mp_order_number,
         "mp_return_number": return_request.mp_return_number,
@@ -64,6 +51,9 @@ def return_out(return_request: Return) -> dict[str, Any]:
         "respond_date": return_request.respond_date,
         "currency": return_request.order.currency,
         "decision": return_request.decision,
+        "refunded_amount": sum(
+            (entry.amount for entry in return_request.ledger.all()), start=Decimal("0")
+        ),
         "errors": return_request.errors or [],
         "return_lines": [
             {
@@ -76,9 +66,30 @@ def return_out(return_request: Return) -> dict[str, Any]:
                 "principal_refund_amount": line.principal_refund_amount,
                 "shipping_refund_amount": line.shipping_refund_amount,
             }
-            for line in return_request.lines.select_related("order_line").order_by("id")
+            for line in return_request.lines.all()
         ],
     }
+
+
+def _returns_query() -> QuerySet[Return]:
+    return (
+        Return.objects.select_related("order")
+        .prefetch_related(
+            Prefetch(
+                "lines", queryset=ReturnLine.objects.select_related("order_line").order_by("id")
+            ),
+            "ledger",
+        )
+        .order_by("created_at", "id")
+    )
+
+
+def order_returns_out(order: Order) -> list[dict[str, Any]]:
+    """The order's returns for its ``GET`` (registered with the orders API below)."""
+    return [return_out(ret) for ret in _returns_query().filter(order=order)]
+
+
+order_returns_reader_register(order_returns_out)
 
 
 @api.exception_handler(ReturnConflict)
@@ -98,11 +109,52 @@ def _return_conflict(request: HttpRequest, exc: ReturnConflict) -> HttpResponse:
         413: ErrorOut,
     },
     summary="Create a buyer's return of shipped units (idempotent for an identical body)",
+    description="Records the buyer's return and sends it to the seller through the "
+    "platform; the amounts asked back are what the buyer paid for the returned units. "
+    "201 with the return when created; 200 with the existing return for the same number "
+    "and body; 409 for the same number with a different body; 404 for an unknown order; "
+    "400 with per-field errors (a line not on the order, not shipped or already returned, "
+    "a ``request_date`` before 2000 or after tomorrow).",
     openapi_extra=_body_example(RETURN_EXAMPLE),
 )
 def create_return(request: HttpRequest, mp_order_number: OrderNumber, payload: ReturnIn) -> Status:
     return_request, created = return_create(
         mp_order_number=mp_order_number, data=payload, actor=_actor(request)
     )
-    fresh = Return.objects.select_related("order").get(pk=return_request.pk)
+    fresh = _returns_query().get(pk=return_request.pk)
     return Status(201 if created else 200, return_out(fresh))
+
+
+@api.get(
+    "/orders/{mp_order_number}/returns",
+    response={200: list[ReturnOut], 400: ErrorOut, 401: ErrorOut, 404: ErrorOut},
+    summary="The order's returns",
+    description="Every return of the order, oldest first, each with its lines, where it "
+    "stands at the platform (``status``), the marketplace's decision and what was "
+    "refunded (``refunded_amount``, in ``currency``). 404 for an unknown order.",
+)
+def list_returns(request: HttpRequest, mp_order_number: OrderNumber) -> list[dict[str, Any]]:
+    order = Order.objects.filter(mp_order_number=mp_order_number).first()
+    if order is None:
+        raise OrderNotFound(mp_order_number)
+    return order_returns_out(order)
+
+
+@api.get(
+    "/orders/{mp_order_number}/returns/{mp_return_number}",
+    response={200: ReturnOut, 400: ErrorOut, 401: ErrorOut, 404: ErrorOut},
+    summary="One return of the order",
+    description="The return with its lines, status, decision and refunded amount. 404 "
+    "for an unknown order or return number.",
+)
+def get_return(
+    request: HttpRequest, mp_order_number: OrderNumber, mp_return_number: OrderNumber
+) -> dict[str, Any]:
+    found = (
+        _returns_query()
+        .filter(order__mp_order_number=mp_order_number, mp_return_number=mp_return_number)
+        .first()
+    )
+    if found is None:
+        raise Http404("no such return")
+    return return_out(found)

@@ -9,10 +9,11 @@ the service's (``services/intake.py``).
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from django.utils import timezone
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from marketplace.orders.intake_schema import (
     REQUIRED_TEXT_MESSAGE,
@@ -36,6 +37,30 @@ RETURN_EXAMPLE: dict = {
     "tracking_number": "1234567890",
     "return_lines": [{"mp_line_number": "1", "quantity": 1}],
 }
+
+
+# The earliest request date taken: older is a typo, not a return (and a date near the
+# calendar's end overflows the respond date computed from it).
+EARLIEST_REQUEST_DATE = date(2000, 1, 1)
+
+
+def _plausible_request_date(value: date) -> date:
+    # Tomorrow still counts as today: the sender's day may start before ours.
+    latest = timezone.localdate() + timedelta(days=1)
+    if not EARLIEST_REQUEST_DATE <= value <= latest:
+        raise ValueError(
+            f"must be between {EARLIEST_REQUEST_DATE.isoformat()} and today "
+            f"({latest.isoformat()} at the latest)"
+        )
+    return value
+
+
+RequestDate = Annotated[
+    date,
+    AfterValidator(_plausible_request_date),
+    # What a schema can say of the bound (years 2000-2099); "not after tomorrow" is prose.
+    Field(json_schema_extra={"pattern": r"^20[0-9]{2}-[0-9]{2}-[0-9]{2}$"}),
+]
 
 
 class ReturnLineIn(_Strict):
@@ -64,8 +89,10 @@ class ReturnIn(_Strict):
         default=None, description="The buyer's return parcel"
     )
     tracking_number: Annotated[str, *intake_text(max_length=128)] | None = None
-    request_date: date | None = Field(
-        default=None, description="The day the buyer asked (YYYY-MM-DD); today when absent"
+    request_date: RequestDate | None = Field(
+        default=None,
+        description="The day the buyer asked (YYYY-MM-DD), from 2000-01-01 to today "
+        "(tomorrow is taken, for senders in a zone ahead of ours); today when absent",
     )
     return_lines: list[ReturnLineIn] = Field(min_length=1, max_length=200)
 

@@ -156,6 +156,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
         "task": "marketplace.catalog.tasks.status_changes_prune_task",
         "schedule": 3600.0,
     },
+    # The sellers' "what needs you" e-mails (each at most every SELLER_DIGEST_MINUTES).
+    "seller-digests": {
+        "task": "marketplace.portal.tasks.seller_digests_task",
+        "schedule": 60.0,
+    },
     "platform-call-prune": {
         "task": "marketplace.orders.tasks.platform_call_prune_task",
         "schedule": 86400.0,

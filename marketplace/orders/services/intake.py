@@ -146,7 +146,12 @@ def _existing_or_conflict(order: Order, fingerprint: str) -> Order:
 
 
 def order_state_change(
-    *, mp_order_number: str, state: str, actor: str = "intake", via_intake: bool = True
+    *,
+    mp_order_number: str,
+    state: str,
+    actor: str = "intake",
+    via_intake: bool = True,
+    same_is_conflict: bool = False,
 ) -> Order:
     """Move the order to ``state`` (idempotent when it is already there) and queue a push."""
     with transaction.atomic():
@@ -161,6 +166,8 @@ def order_state_change(
         if order is None:
             raise OrderNotFound(mp_order_number)
         if order.state == state:
+            if same_is_conflict:
+                raise IllegalTransition(order.state, state, f"the order is already {state}")
             return order
         if via_intake and state not in INTAKE_TARGETS:
             raise IllegalTransition(
@@ -183,8 +190,16 @@ def order_state_change(
     return order
 
 
-def order_cancel(*, mp_order_number: str, actor: str = "intake") -> Order:
-    """The marketplace cancels the order; the platform learns it through a push."""
+def order_cancel(
+    *, mp_order_number: str, actor: str = "intake", again_is_conflict: bool = False
+) -> Order:
+    """The marketplace cancels the order; the platform learns it through a push.
+
+    ``again_is_conflict``: an order already cancelled is an IllegalTransition (the intake
+    API's cancel answers 409 then, as its README says: a second cancel is not allowed)."""
     return order_state_change(
-        mp_order_number=mp_order_number, state=MarketplaceState.CANCELLED, actor=actor
+        mp_order_number=mp_order_number,
+        state=MarketplaceState.CANCELLED,
+        actor=actor,
+        same_is_conflict=again_is_conflict,
     )

@@ -127,6 +127,10 @@ def test_state_changes_follow_the_legal_transitions(
     cancelled = post(api, f"{URL}/MP-1001/cancel")
     assert cancelled.status_code == 200
     assert cancelled.json()["marketplace_state"] == "CANCELLED"
+    # A second cancel is 409, as the README says (a second run of its commands).
+    again = post(api, f"{URL}/MP-1001/cancel")
+    assert again.status_code == 409
+    assert again.json()["detail"] == "the order is already CANCELLED"
     assert post(api, url, {"state": "AWAITING_SHIPMENT"}).status_code == 409
     assert post(api, f"{URL}/NOPE/cancel").status_code == 404
 

@@ -6,16 +6,17 @@ match the document, and on any request the document allows that the API refuses
 (positive data must get a 2xx, 404 for an order number that does not exist, or the
 documented 409 for a number already used with a different body).
 
-A JSON schema cannot say three of the rules (they are in the document's prose): the
-seller must exist, line numbers are unique within an order, and a window's earliest
-date is not after its latest. ``_within_prose_rules`` makes a generated body follow
-those three and nothing else, so everything the document *can* say is tested as is.
+A JSON schema cannot say four of the rules (they are in the document's prose): the
+seller must exist, line numbers are unique within an order, a window's earliest date
+is not after its latest, and a return's ``request_date`` is not after tomorrow.
+``_within_prose_rules`` makes a generated body follow those four and nothing else, so
+everything the document *can* say is tested as is.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 import pytest
@@ -65,6 +66,10 @@ def _requests_keep_the_test_transaction(db: Any) -> Iterator[None]:
 
 
 def _within_prose_rules(body: Any) -> Any:
+    if isinstance(body, dict) and isinstance(body.get("request_date"), str):
+        asked = _day(body["request_date"])
+        if asked is not None and asked > date.today():
+            body["request_date"] = date.today().isoformat()
     if not isinstance(body, dict) or "order_lines" not in body:
         return body
     if isinstance(body.get("seller"), str):
@@ -82,6 +87,13 @@ def _within_prose_rules(body: Any) -> Any:
         if first and last and first > last:
             body[start], body[end] = body[end], body[start]
     return body
+
+
+def _day(value: str) -> date | None:
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        return None
 
 
 def _instant(value: Any) -> datetime | None:
