@@ -42,7 +42,15 @@ def _plural(count: int, one: str, many: str) -> str:
 def staff_orders_retry(*, order_ids: list[int], actor: User) -> Outcome:
     """Push each selected order again now. An order already up to date is left alone."""
     orders = {o.id: o for o in Order.objects.filter(pk__in=order_ids).only("id", "seller_id")}
+    # Already on the platform as they are: nothing to send (said apart, not as "pushed").
+    up_to_date = {
+        sync.order_id
+        for sync in OrderSync.objects.filter(order_id__in=orders, status=Status.SYNCED)
+        if sync.is_up_to_date
+    }
     for order_id in orders:
+        if order_id in up_to_date:
+            continue
         # One short transaction per order (its row lock, its history event, its wake-up).
         order_sync_retry(order_id=order_id, actor=actor.get_username())
     # Read back once: with a fast worker (or eager tasks) many have been pushed already.
@@ -51,7 +59,7 @@ def staff_orders_retry(*, order_ids: list[int], actor: User) -> Outcome:
     records = []
     for order_id, order in orders.items():
         sync = syncs.get(order_id)
-        status = sync.status if sync else ""
+        status = "up_to_date" if order_id in up_to_date else (sync.status if sync else "")
         tally[status] += 1
         failed = status in (Status.FAILED, Status.WAITING_FOR_CONNECTION)
         records.append(
@@ -63,7 +71,9 @@ def staff_orders_retry(*, order_ids: list[int], actor: User) -> Outcome:
                 order_id=order_id,
                 ok=not failed,
                 result=(
-                    f"Retried with {len(orders) - 1} other orders; now "
+                    "Already up to date; nothing sent."
+                    if status == "up_to_date"
+                    else f"Retried in a bulk action of {len(orders)}; now "
                     f"{sync.get_status_display().lower() if sync else 'unknown'}."
                 )[:500],
             )
@@ -73,6 +83,7 @@ def staff_orders_retry(*, order_ids: list[int], actor: User) -> Outcome:
         return Outcome(False, "No order was selected.")
     parts = [f"Retried {_plural(len(orders), 'order', 'orders')}:"]
     words = [
+        ("up_to_date", "already up to date"),
         (Status.SYNCED, "pushed"),
         (Status.PENDING, "queued"),
         (Status.RETRYING, "retrying"),

@@ -10,6 +10,7 @@ from django.test import Client
 
 from marketplace.dashboard.bulk import BULK_LIMIT, selected_ids
 from marketplace.dashboard.models import StaffAction
+from marketplace.orders.models import SyncEvent
 from sellers import vault
 from sellers.models import PlatformConnection
 from tests.app_fixtures import page_text
@@ -91,3 +92,18 @@ def test_the_navigation_counts_what_needs_staff(world: World, staff_client: Clie
     assert 'id="nav-failed"' in body
     assert '2 orders failed to reach the platform">2<' in body
     assert '1 seller must connect again">1<' in body
+
+
+def test_retry_many_leaves_orders_already_up_to_date_alone(
+    world: World, staff_client: Client
+) -> None:
+    synced = [o for o in world.orders if o.sync.status == "synced"]
+    assert synced
+    ids = [str(o.pk) for o in synced]
+    response = staff_client.post("/dashboard/orders/bulk/retry/", {"ids": ids}, follow=True)
+    assert f"Retried {len(ids)} order" in page_text(response)
+    assert f"{len(ids)} already up to date." in page_text(response)
+    assert not SyncEvent.objects.filter(order__in=synced, kind="admin_retry").exists()
+    assert set(StaffAction.objects.filter(kind="order_retry").values_list("result", flat=True)) == {
+        "Already up to date; nothing sent."
+    }
