@@ -56,7 +56,7 @@ def test_the_sellers_page_shows_waiting_sent_oldest_and_the_last_error(
     overview = page_text(staff_client.get("/dashboard/catalog/"))
     assert "3 waiting" in overview
     assert "1 sent in the last hour" in overview
-    assert "EDRTS: Sending statuses failed" in overview
+    assert "Live status updates: Sending statuses failed" in overview
 
 
 def test_the_overview_reads_the_summaries_in_a_fixed_number_of_queries(
