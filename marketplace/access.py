@@ -8,10 +8,10 @@ from functools import wraps
 
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponseBase
 from django.shortcuts import render
 
-View = Callable[..., HttpResponse]
+View = Callable[..., HttpResponseBase]
 
 
 class StaffRequest(HttpRequest):
@@ -23,7 +23,7 @@ class StaffRequest(HttpRequest):
 
 def staff_required(view: View) -> View:
     @wraps(view)
-    def wrapper(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+    def wrapper(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponseBase:
         if not request.user.is_staff:
             return render(request, "dashboard/forbidden.html", status=403)
         return view(request, *args, **kwargs)

@@ -32,7 +32,9 @@ import os
 import queue
 import signal
 import time
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -40,6 +42,8 @@ from honcho import command, manager
 
 # Above the worker's idle shutdown, short enough that a stuck process still goes.
 KILL_WAIT_SECONDS = 12
+# /metrics's token under make run in development (see development_metrics_token).
+DEVELOPMENT_METRICS_TOKEN = "dev-metrics-token"
 TAIL_LINES = 20
 BACKOFF_CAP_SECONDS = 30.0
 EXIT_FAILED = 1
@@ -258,7 +262,44 @@ class Supervisor(manager.Manager):
                 self._procmgr.terminate(entry["pid"])
 
 
+def _env_file_values(path: Path) -> dict[str, str]:
+    """``NAME=value`` lines of the ``.env`` honcho also reads (its values win over the
+    shell's, as honcho's do)."""
+    values: dict[str, str] = {}
+    if not path.is_file():
+        return values
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        name, sep, value = line.strip().removeprefix("export ").partition("=")
+        if sep and name and not name.startswith("#"):
+            values[name.strip()] = value.strip().strip("'\"")
+    return values
+
+
+def development_metrics_token(
+    environ: MutableMapping[str, str], env_file: Path = Path(".env")
+) -> str:
+    """Under ``make run`` in development, give ``/metrics`` a token so the README's scrape
+    works on a fresh checkout (without one the endpoint answers 404). Only when
+    ``DJANGO_ENV`` is development (its default) and no token is set: the stack's processes
+    inherit it. It is short on purpose: production's start refuses a token under 32
+    characters (``marketplace.config_checks``), so it can never pass there. Returns the
+    token set, or "" when none was."""
+    seen = {**environ, **_env_file_values(env_file)}
+    if seen.get("DJANGO_ENV", "development") != "development" or seen.get("METRICS_TOKEN"):
+        return ""
+    environ["METRICS_TOKEN"] = DEVELOPMENT_METRICS_TOKEN
+    return DEVELOPMENT_METRICS_TOKEN
+
+
 def main() -> None:
+    token = development_metrics_token(os.environ)
+    if token:
+        print(
+            f"  /metrics (development only): METRICS_TOKEN={token}\n"
+            f'  curl -sS -H "Authorization: Bearer {token}" '
+            f"http://127.0.0.1:{os.environ.get('APP_PORT', '8000')}/metrics\n",
+            flush=True,
+        )
     manager.KILL_WAIT = KILL_WAIT_SECONDS
     command.Manager = Supervisor  # honcho's ``start`` builds the manager by this name
     command.main()

@@ -188,6 +188,8 @@ class OAuthState(models.Model):
     used_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = "OAuth state"
+        verbose_name_plural = "OAuth states"
         ordering = ["-created_at"]
 
     def __str__(self) -> str:

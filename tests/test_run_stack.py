@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from marketplace.config_checks import metrics_token_problem
+from marketplace.run_stack import DEVELOPMENT_METRICS_TOKEN, development_metrics_token
 from tests.stack_process import Stack, celery_worker_main
 
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
@@ -124,3 +126,30 @@ def test_a_worker_killed_mid_push_is_restarted_and_the_push_completes(tmp_path: 
     assert code == 0, text
     assert "STACK STOPPED" not in text
     assert stack.leftovers() == []
+
+
+def test_make_run_gives_metrics_a_development_token_only_in_development(
+    tmp_path: Path,
+) -> None:
+    no_env_file = tmp_path / ".env"
+    # Development (the default) without a token: the dev token, for the stack's processes
+    environ: dict[str, str] = {}
+    assert development_metrics_token(environ, no_env_file) == DEVELOPMENT_METRICS_TOKEN
+    assert environ["METRICS_TOKEN"] == DEVELOPMENT_METRICS_TOKEN
+    # Production can never start with it: its config check refuses a short token
+    assert metrics_token_problem(DEVELOPMENT_METRICS_TOKEN)
+    # A token already set is kept
+    environ = {"DJANGO_ENV": "development", "METRICS_TOKEN": "mine"}
+    assert development_metrics_token(environ, no_env_file) == ""
+    assert environ["METRICS_TOKEN"] == "mine"
+    # Production or test: nothing is set, from the shell or from .env
+    for django_env in ("production", "test"):
+        environ = {"DJANGO_ENV": django_env}
+        assert development_metrics_token(environ, no_env_file) == ""
+        assert "METRICS_TOKEN" not in environ
+    no_env_file.write_text("# the stack's settings\nDJANGO_ENV=production\n")
+    environ = {}
+    assert development_metrics_token(environ, no_env_file) == ""
+    assert "METRICS_TOKEN" not in environ
+    no_env_file.write_text("METRICS_TOKEN='from-env-file'\n")
+    assert development_metrics_token({}, no_env_file) == ""

@@ -7,7 +7,13 @@ from typing import Any
 from django import forms
 
 from marketplace.catalog.feeds import DELIMITERS
-from marketplace.catalog.mapping import MappingError, mapping_default, mapping_parse
+from marketplace.catalog.mapping import (
+    DEFAULT_MAPPING,
+    REQUIRED_COLUMNS,
+    MappingError,
+    mapping_default,
+    mapping_parse,
+)
 
 DAYS = [("*", "every day")] + [
     (str(n), name)
@@ -33,20 +39,43 @@ class CodeForm(forms.Form):
 
 
 class ScheduleForm(forms.Form):
-    day = forms.ChoiceField(choices=DAYS, initial="*")
-    hour = forms.IntegerField(min_value=0, max_value=23, initial=2)
-    minute = forms.IntegerField(min_value=0, max_value=59, initial=0)
+    # The platform runs every schedule in UTC (its cron has no zone): the labels say so.
+    day = forms.ChoiceField(choices=DAYS, initial="*", label="Day")
+    hour = forms.IntegerField(min_value=0, max_value=23, initial=2, label="Hour (UTC)")
+    minute = forms.IntegerField(min_value=0, max_value=59, initial=0, label="Minute")
 
 
 class ScheduleChangeForm(ScheduleForm):
     paused = forms.BooleanField(required=False)
 
 
+# What staff read for each listing column of the feed.
+COLUMN_LABELS: dict[str, str] = {
+    "sku": "SKU",
+    "title": "Title",
+    "description": "Description",
+    "brand": "Brand",
+    "gtin": "GTIN (barcode)",
+    "price": "Price",
+    "sale_price": "Sale price",
+    "quantity": "Quantity in stock",
+    "condition": "Condition",
+    "product_type": "Product type",
+    "image_link": "Image link",
+    "link": "Product page link",
+}
+EMPTY = ""
+# The seller's fields staff choose from: the platform's usual product fields (the
+# sandbox's demo catalogs hold exactly these). A field of another name goes in the row's
+# "another field" box.
+KNOWN_FIELDS: tuple[str, ...] = tuple(field for _, field in DEFAULT_MAPPING)
+
+
 class FeedForm(ScheduleForm):
-    mapping = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 12, "spellcheck": "false"}),
-        help_text="One line per column: listing column = the seller's field on the platform.",
-    )
+    """The feed's set-up: for each listing column, the seller's field that fills it (a
+    select, or a name typed in the row's "another field" box), then the file's format
+    and schedule. ``cleaned_data["mapping"]`` is the validated ``FeedMapping``."""
+
     delimiter = forms.ChoiceField(choices=[(d, d) for d in DELIMITERS], initial="comma")
     compression = forms.ChoiceField(
         choices=[("gzip", "gzip"), ("zip", "zip"), ("", "none")], initial="gzip", required=False
@@ -54,13 +83,41 @@ class FeedForm(ScheduleForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["mapping"].initial = mapping_default().as_text()
+        choices = [(EMPTY, "(leave empty)"), *((field, field) for field in KNOWN_FIELDS)]
+        for column, field in mapping_default().pairs:
+            required = column in REQUIRED_COLUMNS
+            self.fields[f"map_{column}"] = forms.ChoiceField(
+                choices=choices,
+                initial=field,
+                required=False,
+                label=COLUMN_LABELS[column] + (" (required)" if required else ""),
+            )
+            self.fields[f"other_{column}"] = forms.CharField(
+                required=False,
+                max_length=100,
+                label=f"or another field for {COLUMN_LABELS[column]}",
+            )
 
-    def clean_mapping(self) -> Any:
+    def mapping_rows(self) -> list[tuple[str, forms.BoundField, forms.BoundField]]:
+        """(column, its select, its "another field" box), in the feed's column order."""
+        return [
+            (column, self[f"map_{column}"], self[f"other_{column}"])
+            for column, _ in mapping_default().pairs
+        ]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        lines = []
+        for column, _ in mapping_default().pairs:
+            other = (cleaned.get(f"other_{column}") or "").strip()
+            field = other or cleaned.get(f"map_{column}") or EMPTY
+            lines.append(f"{column} = {field}")
         try:
-            return mapping_parse(self.cleaned_data["mapping"])
+            # One set of rules for every mapping: the same parser checks what is chosen.
+            cleaned["mapping"] = mapping_parse("\n".join(lines))
         except MappingError as exc:
             raise forms.ValidationError(exc.problems) from exc
+        return cleaned
 
 
 class ListingFilterForm(forms.Form):

@@ -11,14 +11,24 @@ from marketplace.catalog.imports import FIELD_NAME
 from marketplace.catalog.status_file import COLUMNS, DEFAULT_TARGETS
 
 HOURS = [("*", "every hour")] + [(str(n), f"{n:02d}") for n in range(24)]
+# What staff read for each status column (the file's own headers, ``COLUMNS``, stay as the
+# platform's file map knows them).
+ROLE_LABELS: dict[str, str] = {
+    "sku": "SKU",
+    "listing_id": "Marketplace listing id",
+    "status": "Listing status",
+    "reason": "Why it was refused",
+    "listing_url": "Listing link",
+    "updated_at": "Last updated",
+}
 
 
 class ImportScheduleForm(forms.Form):
     """Like the feed's schedule, and an import may also run every hour."""
 
-    day = forms.ChoiceField(choices=DAYS, initial="*")
-    hour = forms.ChoiceField(choices=HOURS, initial="*")
-    minute = forms.IntegerField(min_value=0, max_value=59, initial=15)
+    day = forms.ChoiceField(choices=DAYS, initial="*", label="Day")
+    hour = forms.ChoiceField(choices=HOURS, initial="*", label="Hour (UTC)")
+    minute = forms.IntegerField(min_value=0, max_value=59, initial=15, label="Minute")
     paused = forms.BooleanField(required=False)
 
 
@@ -34,7 +44,8 @@ class ImportTargetsForm(forms.Form):
                 continue
             self.fields[role] = forms.RegexField(
                 regex=FIELD_NAME,
-                label=header,
+                label=ROLE_LABELS[role],
+                help_text=f"the status file's column “{header}”",
                 initial=current[role],
                 max_length=64,
                 error_messages={

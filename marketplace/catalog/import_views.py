@@ -12,15 +12,9 @@ from marketplace.access import staff_required
 from marketplace.catalog import credentials, imports
 from marketplace.catalog.errors import CatalogError
 from marketplace.catalog.import_forms import ImportScheduleForm, ImportTargetsForm
-from marketplace.catalog.seller_actions import (
-    act,
-    back,
-    confirm_page,
-    confirmed,
-    seller_or_404,
-    source_or_404,
-)
+from marketplace.catalog.seller_actions import act, back, seller_or_404, source_or_404
 from marketplace.platform.errors import PlatformError
+from marketplace.staff_confirm import Confirmation
 
 
 @require_POST
@@ -96,19 +90,15 @@ def import_status(request: HttpRequest, seller_id: int) -> HttpResponse:
 def credentials_rotate(request: HttpRequest, seller_id: int) -> HttpResponse:
     seller = seller_or_404(seller_id)
     source = source_or_404(seller)
-    if not confirmed(request):
-        return confirm_page(
-            request,
-            seller,
-            title="Rotate the catalog credentials",
-            question="Give the feed and the listing-status file new passwords? "
-            "The platform gets them at once; the old ones stop working.",
-            button="Rotate credentials",
-            danger=False,
-        )
     return act(
         request,
         seller,
         lambda: credentials.catalog_credentials_rotate(source=source),
         success="New credentials for the feed and the listing-status file.",
+        confirmation=Confirmation(
+            "Rotate the catalog credentials",
+            "Give the feed and the listing-status file new passwords? The platform gets "
+            "them at once; the old ones stop working, and this cannot be undone.",
+            "Rotate credentials",
+        ),
     )

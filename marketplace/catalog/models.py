@@ -88,6 +88,8 @@ class ApiSignIn(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = "API sign-in"
+        verbose_name_plural = "API sign-ins"
         ordering = ["-id"]
 
     def __str__(self) -> str:
@@ -287,6 +289,8 @@ class RejectedSku(models.Model):
     updated_at = models.DateTimeField()
 
     class Meta:
+        verbose_name = "rejected SKU"
+        verbose_name_plural = "rejected SKUs"
         ordering = ["seller_id", "sku"]
         constraints = [
             models.UniqueConstraint(fields=["seller", "sku"], name="rejectedsku_seller_sku_uniq")
@@ -442,6 +446,8 @@ class StatusSent(models.Model):
     sent_at = models.DateTimeField()
 
     class Meta:
+        verbose_name = "sent status"
+        verbose_name_plural = "sent statuses"
         ordering = ["seller_id", "sku"]
         constraints = [
             models.UniqueConstraint(fields=["seller", "sku"], name="statussent_seller_sku_uniq")

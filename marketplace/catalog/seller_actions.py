@@ -1,19 +1,20 @@
 """What the staff actions on one seller's catalog share: find the seller and its linked
-database, ask before a step that cannot be undone, run one service and say how it went,
-then go back to the seller's catalog page."""
+database, ask before a step that cannot be undone (through ``marketplace.staff_confirm``,
+the dashboard's step too), run one service and say how it went, then go back to the
+seller's catalog page."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 
 from marketplace.catalog import selectors
 from marketplace.catalog.errors import CatalogError
 from marketplace.catalog.models import CatalogSource
+from marketplace.staff_confirm import Confirmation, Outcome, confirmed_action
 from sellers.models import Seller
 
 
@@ -32,30 +33,6 @@ def back(seller: Seller) -> HttpResponse:
     return redirect(reverse("catalog:seller", args=[seller.pk]))
 
 
-def confirmed(request: HttpRequest) -> bool:
-    return request.POST.get("confirmed") == "yes"
-
-
-def confirm_page(
-    request: HttpRequest, seller: Seller, *, title: str, question: str, button: str, danger: bool
-) -> HttpResponse:
-    """The confirmation step: the same POST again, with ``confirmed=yes``."""
-    return render(
-        request,
-        "dashboard/confirm.html",
-        {
-            "confirmation": {
-                "title": title,
-                "question": question,
-                "button": button,
-                "danger": danger,
-            },
-            "action_url": request.path,
-            "back_url": reverse("catalog:seller", args=[seller.pk]),
-        },
-    )
-
-
 def act(
     request: HttpRequest,
     seller: Seller,
@@ -63,14 +40,22 @@ def act(
     *,
     success: str = "",
     errors: tuple[type[Exception], ...] = (CatalogError,),
+    confirmation: Confirmation | None = None,
 ) -> HttpResponse:
-    """Run one service call; its error (the platform's words included) or ``success``
-    becomes the message on the seller's page."""
-    try:
-        call()
-    except errors as exc:
-        messages.error(request, str(exc))
-    else:
-        if success:
-            messages.success(request, success)
-    return back(seller)
+    """Run one service call (after ``confirmation``, when the step cannot be undone); its
+    error (the platform's words included) or ``success`` becomes the message on the
+    seller's page."""
+
+    def run() -> Outcome:
+        try:
+            call()
+        except errors as exc:
+            return Outcome(False, str(exc))
+        return Outcome(True, success)
+
+    return confirmed_action(
+        request,
+        confirmation=confirmation,
+        back_url=reverse("catalog:seller", args=[seller.pk]),
+        run=run,
+    )

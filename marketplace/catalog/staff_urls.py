@@ -1,17 +1,17 @@
 from django.urls import path
 
-from marketplace.catalog import import_views
+from marketplace.catalog import api_access_views, import_views, status_sync_views
 from marketplace.catalog import staff_views as views
 
 app_name = "catalog"
 
 urlpatterns = [
     path("", views.overview, name="overview"),
-    path("api-access/", views.api_access, name="api_access"),
-    path("api-access/start/", views.api_access_start, name="api_access_start"),
-    path("api-access/finish/", views.api_access_finish, name="api_access_finish"),
-    path("api-access/cancel/", views.api_access_cancel, name="api_access_cancel"),
-    path("api-access/check/", views.api_access_check, name="api_access_check"),
+    path("api-access/", api_access_views.api_access, name="api_access"),
+    path("api-access/start/", api_access_views.api_access_start, name="api_access_start"),
+    path("api-access/finish/", api_access_views.api_access_finish, name="api_access_finish"),
+    path("api-access/cancel/", api_access_views.api_access_cancel, name="api_access_cancel"),
+    path("api-access/check/", api_access_views.api_access_check, name="api_access_check"),
     path("sellers/<int:seller_id>/", views.seller_catalog, name="seller"),
     path("sellers/<int:seller_id>/link/", views.seller_link, name="seller_link"),
     path("sellers/<int:seller_id>/feed/", views.feed_provision, name="feed_provision"),
@@ -40,17 +40,17 @@ urlpatterns = [
     ),
     path(
         "sellers/<int:seller_id>/status-sync/resend/",
-        views.status_sync_resend,
+        status_sync_views.status_sync_resend,
         name="status_sync_resend",
     ),
     path(
         "sellers/<int:seller_id>/status-sync/retry/",
-        views.status_sync_retry,
+        status_sync_views.status_sync_retry,
         name="status_sync_retry",
     ),
     path(
         "sellers/<int:seller_id>/status-sync/switch/",
-        views.status_sync_switch,
+        status_sync_views.status_sync_switch,
         name="status_sync_switch",
     ),
     path("runs/<int:run_id>/", views.run_detail, name="run"),

@@ -3,7 +3,6 @@ feed, feed runs and listings. Thin: forms validate, services act, selectors read
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from django.conf import settings
@@ -11,164 +10,26 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from marketplace.access import staff_required
 from marketplace.catalog import access, edrts_sender, feeds, imports, links, selectors
 from marketplace.catalog.errors import CatalogError
 from marketplace.catalog.forms import (
-    CodeForm,
     FeedForm,
     ListingFilterForm,
     ScheduleChangeForm,
-    SignInForm,
 )
 from marketplace.catalog.ingest import feed_run_confirm, feed_run_retry
 from marketplace.catalog.mapping import mapping_from_json
-from marketplace.catalog.models import FeedRun
-from marketplace.catalog.seller_actions import (
-    act,
-    back,
-    confirm_page,
-    confirmed,
-    seller_or_404,
-    source_or_404,
-)
-from marketplace.platform.auth_api import LoginRefused
+from marketplace.catalog.models import FeedRun, Listing, StatusImport
+from marketplace.catalog.seller_actions import act, back, seller_or_404, source_or_404
 from marketplace.platform.errors import PlatformError
-from sellers import vault
+from marketplace.staff_confirm import Confirmation, Outcome, confirmed_action
 from sellers.models import Seller
 
-PENDING_KEY = "catalog_api_sign_in"
-# The platform's code is valid 10 minutes; the password waits (encrypted) no longer.
-PENDING_SECONDS = access.PENDING_SECONDS
 PAGE_SIZE = 50
-
-
-# --- Platform API access ------------------------------------------------------------------
-
-
-def _pending(request: HttpRequest) -> dict[str, Any] | None:
-    pending = request.session.get(PENDING_KEY)
-    # Also gone when its password no longer decrypts (its key removed meanwhile: the
-    # session's copy lives PENDING_SECONDS and is not rotated): staff start again.
-    if (
-        not pending
-        or time.time() - pending.get("at", 0) > PENDING_SECONDS
-        or not vault.token_decryptable(pending.get("password", ""))
-    ):
-        request.session.pop(PENDING_KEY, None)
-        return None
-    return pending
-
-
-@require_GET
-@staff_required
-def api_access(request: HttpRequest) -> HttpResponse:
-    pending = _pending(request)
-    return render(
-        request,
-        "catalog/api_access.html",
-        {
-            "access": access.access_get(),
-            "pending": pending,
-            "sign_in_form": SignInForm(initial={"username": (pending or {}).get("username", "")}),
-            "code_form": CodeForm(),
-            "token_name": access.access_token_name(),
-            "max_wrong_codes": access.MAX_WRONG_CODES,
-        },
-    )
-
-
-@require_POST
-@sensitive_post_parameters("password")
-@staff_required
-@sensitive_variables("password")
-def api_access_start(request: HttpRequest) -> HttpResponse:
-    form = SignInForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, "Enter the API user's username and password.")
-        return redirect("catalog:api_access")
-    username = form.cleaned_data["username"]
-    password = form.cleaned_data["password"]
-    try:
-        message, key = access.access_sign_in_begin(username=username, password=password)
-    except LoginRefused:
-        messages.error(request, "The platform refused the username or password.")
-        return redirect("catalog:api_access")
-    except PlatformError as exc:
-        messages.error(request, f"The platform could not be asked: {exc}")
-        return redirect("catalog:api_access")
-    request.session[PENDING_KEY] = {
-        "username": username,
-        "password": vault.token_encrypt(password),
-        "at": time.time(),
-        "key": key,
-    }
-    messages.success(request, f"A code was sent by e-mail. ({message})")
-    return redirect("catalog:api_access")
-
-
-@require_POST
-@sensitive_post_parameters("code")
-@staff_required
-@sensitive_variables("password", "code")
-def api_access_finish(request: HttpRequest) -> HttpResponse:
-    pending = _pending(request)
-    if pending is None:
-        messages.error(request, "The sign-in expired: enter the username and password again.")
-        return redirect("catalog:api_access")
-    form = CodeForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, "The code is the digits from the e-mail.")
-        return redirect("catalog:api_access")
-    try:
-        access.access_sign_in_finish(
-            username=pending["username"],
-            password=vault.token_decrypt(pending["password"]),
-            code=form.cleaned_data["code"],
-            actor=request.user,
-            key=pending.get("key", ""),
-        )
-    except access.SignInDropped as exc:
-        request.session.pop(PENDING_KEY, None)
-        messages.error(request, str(exc))
-        return redirect("catalog:api_access")
-    except LoginRefused:
-        left = access.access_sign_in_wrong_codes_left(key=pending.get("key", ""))
-        messages.error(
-            request,
-            "The platform refused the code: check the e-mail and try again "
-            f"({left} more {'try' if left == 1 else 'tries'}, then the sign-in starts over).",
-        )
-        return redirect("catalog:api_access")
-    except PlatformError as exc:
-        messages.error(request, f"The platform could not be asked: {exc}")
-        return redirect("catalog:api_access")
-    request.session.pop(PENDING_KEY, None)
-    messages.success(request, "Signed in: the API token is stored encrypted.")
-    return redirect("catalog:api_access")
-
-
-@require_POST
-@staff_required
-def api_access_cancel(request: HttpRequest) -> HttpResponse:
-    pending = request.session.pop(PENDING_KEY, None)
-    if pending and pending.get("key"):
-        access.access_sign_in_cancel(key=pending["key"])
-    return redirect("catalog:api_access")
-
-
-@require_POST
-@staff_required
-def api_access_check(request: HttpRequest) -> HttpResponse:
-    checked = access.access_check()
-    if checked.is_active:
-        messages.success(request, "The platform accepts the API token.")
-    else:
-        messages.error(request, f"The API access needs sign-in. {checked.last_error}")
-    return redirect("catalog:api_access")
 
 
 # --- sellers' catalogs ----------------------------------------------------------------------
@@ -248,6 +109,11 @@ def seller_catalog(request: HttpRequest, seller_id: int) -> HttpResponse:
                 or edrts_sender.product_id_field(source) == edrts_sender.PRODUCT_ID_FIELD
             ),
             "counts": selectors.listing_counts(seller_id=seller.pk),
+            # The live-updates card points at the import only once there is one.
+            "status_import_active": source is not None
+            and StatusImport.objects.filter(source=source, state=StatusImport.State.ACTIVE)
+            .exclude(import_id="")
+            .exists(),
             "listing_filter": listing_filter,
             "page": Paginator(listings, PAGE_SIZE).get_page(request.GET.get("page")),
         },
@@ -352,22 +218,19 @@ def feed_run(request: HttpRequest, seller_id: int) -> HttpResponse:
 def feed_remove(request: HttpRequest, seller_id: int) -> HttpResponse:
     seller = seller_or_404(seller_id)
     source = source_or_404(seller)
-    if not confirmed(request):
-        return confirm_page(
-            request,
-            seller,
-            title="Remove the catalog feed",
-            question="Delete this seller's feed (and its listing-status import) at the "
-            "platform? Listings stay as they are; no new file arrives until a feed is set "
-            "up again.",
-            button="Remove feed",
-            danger=True,
-        )
     return act(
         request,
         seller,
         lambda: imports.catalog_feed_remove(source=source),
         success="The feed was removed, here and at the platform.",
+        confirmation=Confirmation(
+            "Remove the catalog feed",
+            "Delete this seller's feed (and its listing-status import) at the platform? "
+            "This cannot be undone: listings stay as they are, and no new file arrives "
+            "until a feed is set up again.",
+            "Remove feed",
+            danger=True,
+        ),
     )
 
 
@@ -420,74 +283,31 @@ def run_confirm(request: HttpRequest, run_id: int) -> HttpResponse:
     if run.status != FeedRun.Status.HELD:
         messages.error(request, "Only a held run can be applied.")
         return redirect("catalog:run", run_id=run.pk)
-    if not confirmed(request):
-        return confirm_page(
-            request,
-            run.seller,
-            title="Apply this feed file",
-            question=f"{run.error[:1].upper()}{run.error[1:]}. Apply it anyway, deactivating "
-            "those listings?",
-            button="Apply and deactivate",
+    return confirmed_action(
+        request,
+        confirmation=Confirmation(
+            "Apply this feed file",
+            f"{run.error[:1].upper()}{run.error[1:]}. Apply it anyway, deactivating those "
+            "listings? This cannot be undone.",
+            "Apply and deactivate",
             danger=True,
-        )
-    run = feed_run_confirm(run_id=run.pk, actor=request.user)
+        ),
+        back_url=reverse("catalog:run", args=[run.pk]),
+        run=lambda: _run_apply(run_id=run.pk, actor=request.user),
+    )
+
+
+def _run_apply(*, run_id: int, actor: Any) -> Outcome:
+    run = feed_run_confirm(run_id=run_id, actor=actor)
     if run.status == FeedRun.Status.RECEIVED:
-        messages.success(request, "The file is queued to be applied, deactivations included.")
-    elif not run.file_path:
-        messages.error(request, "This run's file is gone; run the feed again at the platform.")
-    else:
-        messages.error(request, "A newer file arrived since; only the latest can be applied.")
-    return redirect("catalog:run", run_id=run.pk)
+        return Outcome(True, "The file is queued to be applied, deactivations included.")
+    if not run.file_path:
+        return Outcome(False, "This run's file is gone; run the feed again at the platform.")
+    return Outcome(False, "A newer file arrived since; only the latest can be applied.")
 
 
 @require_GET
 @staff_required
 def listing_detail(request: HttpRequest, listing_id: int) -> HttpResponse:
-    from marketplace.catalog.models import Listing
-
     listing = get_object_or_404(Listing.objects.select_related("seller"), pk=listing_id)
     return render(request, "catalog/listing_detail.html", {"listing": listing, "staff": True})
-
-
-# --- listing statuses through EDRTS -----------------------------------------------------------
-
-
-@require_POST
-@staff_required
-def status_sync_resend(request: HttpRequest, seller_id: int) -> HttpResponse:
-    """Queue every current status of the seller again (and forgive past failures)."""
-    seller = seller_or_404(seller_id)
-    recorded = edrts_sender.status_sync_resend_all(seller_id=seller.pk)
-    messages.success(request, f"{recorded} statuses queued to be sent again.")
-    return back(seller)
-
-
-@require_POST
-@staff_required
-def status_sync_retry(request: HttpRequest, seller_id: int) -> HttpResponse:
-    seller = seller_or_404(seller_id)
-    edrts_sender.status_sync_retry(seller_id=seller.pk)
-    messages.success(request, "The sender starts again now.")
-    return back(seller)
-
-
-@require_POST
-@staff_required
-def status_sync_switch(request: HttpRequest, seller_id: int) -> HttpResponse:
-    """EDRTS on or off for the seller; the listing-status import's schedule follows."""
-    seller = seller_or_404(seller_id)
-    enabled = request.POST.get("enabled") == "on"
-    import_error = edrts_sender.status_sync_enable(seller_id=seller.pk, enabled=enabled)
-    if enabled:
-        messages.success(
-            request,
-            "EDRTS is on: statuses reach the seller's database within seconds; the "
-            "listing-status import runs daily to reconcile.",
-        )
-    else:
-        messages.success(
-            request, "EDRTS is off: the listing-status import alone brings statuses, hourly."
-        )
-    if import_error:
-        messages.error(request, f"The import's schedule did not change: {import_error}")
-    return back(seller)

@@ -36,10 +36,8 @@ from marketplace.orders.models import (
     ValidationProblem,
 )
 from marketplace.orders.selectors import (
-    open_problems_count,
     order_detail_queryset,
     order_list,
-    with_open_problems,
 )
 from marketplace.platform.models import PlatformCall
 from sellers.models import ConnectionEvent, PlatformConnection, Seller
@@ -404,26 +402,6 @@ def staff_actions_for(
 
 
 # --- orders ----------------------------------------------------------------------------
-
-
-def order_list_for_staff(
-    *,
-    search: str = "",
-    sync_status: str = "",
-    seller_id: int | None = None,
-    state: str = "",
-    has_problems: bool = False,
-) -> QuerySet[Order]:
-    orders = order_list(seller_id=seller_id, sync_status=sync_status or None).annotate(
-        open_problems=open_problems_count()
-    )
-    if search:
-        orders = orders.filter(mp_order_number__icontains=search)
-    if state:
-        orders = orders.filter(state=state)
-    if has_problems:
-        orders = with_open_problems(orders)
-    return orders
 
 
 def order_get_for_staff(*, order_id: int) -> Order | None:

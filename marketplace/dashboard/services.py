@@ -20,6 +20,7 @@ from marketplace.orders.services.push_recovery import (
     order_sync_retry,
     seller_failed_orders_retry,
 )
+from marketplace.templatetags.display import format_time
 from sellers.errors import ConnectionNotLive, ReauthorizationRequired, TokenRefreshUnavailable
 from sellers.models import PlatformConnection, Seller
 from sellers.services import connection_disconnect, connection_refresh
@@ -112,8 +113,8 @@ def staff_connection_refresh(*, seller: Seller, actor: User) -> StaffAction:
         else:
             ok = True
             expires = fresh.access_token_expires_at
-            result = "Access token refreshed" + (
-                f"; it expires at {expires:%Y-%m-%d %H:%M} UTC." if expires else "."
+            result = "Connection renewed" + (
+                f"; it renews again on its own before {format_time(expires)}." if expires else "."
             )
     return _record(
         kind=Kind.CONNECTION_REFRESH, actor=actor, ok=ok, result=result, seller_id=seller.id

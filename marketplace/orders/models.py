@@ -93,6 +93,10 @@ class Order(models.Model):
                 ),
                 name="order_open_by_seller",
             ),
+            # The staff orders list: newest placed first (its default sort, paged), and by
+            # ship-by date (its sort, and the "late" filter's range).
+            models.Index(fields=["-purchase_date", "-id"], name="order_placed_recent"),
+            models.Index(fields=["latest_ship_date", "id"], name="order_ship_by"),
         ]
 
     def __str__(self) -> str:
@@ -325,6 +329,8 @@ class ApiKey(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = "API key"
+        verbose_name_plural = "API keys"
         ordering = ["name"]
 
     def __str__(self) -> str:

@@ -51,6 +51,8 @@ class HolderEmbargo(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        verbose_name = "holder embargo"
+        verbose_name_plural = "holder embargoes"
         ordering = ["holder"]
         # The restore reads only the waits still running.
         indexes = [models.Index(fields=["not_before"], name="holderembargo_not_before")]

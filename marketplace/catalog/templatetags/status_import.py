@@ -6,7 +6,7 @@ from typing import Any
 
 from django import template
 
-from marketplace.catalog.import_forms import ImportScheduleForm, ImportTargetsForm
+from marketplace.catalog.import_forms import ROLE_LABELS, ImportScheduleForm, ImportTargetsForm
 from marketplace.catalog.imports import status_maps
 from marketplace.catalog.models import CatalogSource, StatusImport
 from marketplace.catalog.provisioned import schedule_in_words
@@ -28,13 +28,15 @@ def status_import_card(context: Any, seller: Any, source: CatalogSource | None) 
         )
     targets = {**DEFAULT_TARGETS, **((status_import.targets if status_import else None) or {})}
     join_key = status_import.join_key if status_import and status_import.join_key else "?"
+    maps = status_maps(join_key=join_key, targets=targets)
     return {
         "request": context.get("request"),
         "csrf_token": context.get("csrf_token"),
         "seller": seller,
         "source": source,
         "status_import": status_import,
-        "columns": list(status_maps(join_key=join_key, targets=targets).items()),
+        # (what staff read, the file's own column name, the seller's field it fills)
+        "columns": [(ROLE_LABELS[role], header, maps[header]) for role, header in COLUMNS],
         "header": [header for _, header in COLUMNS],
         "schedule_form": schedule_form,
         "schedule_words": schedule_in_words(status_import.cron) if status_import else "",

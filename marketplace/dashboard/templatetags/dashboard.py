@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any
 from urllib.parse import urlsplit
 
 from django import template
 from django.utils import timezone
 
+from marketplace.dashboard import selectors
 from marketplace.dashboard.json_display import JsonText, json_for_people
 from marketplace.dashboard.selectors import CONNECTION_BADGES, SYNC_BADGES
+from marketplace.order_money import order_total as shared_order_total
+from marketplace.orders.models import Order
 
 register = template.Library()
 
@@ -165,3 +169,16 @@ def packages(order: Any) -> list[Any]:
                 seen.add(key)
                 found.append(shipment)
     return found
+
+
+@register.filter
+def order_total(order: Order) -> Decimal:
+    """What the buyer paid for ``order`` (its lines prefetched: see ``with_lines``)."""
+    return shared_order_total(order)
+
+
+@register.simple_tag
+def staff_attention() -> selectors.Attention:
+    """What needs staff, for the navigation's counts: one statement of index probes
+    (``attention_get``), whatever the number of orders or sellers."""
+    return selectors.attention_get(now=timezone.now())

@@ -71,10 +71,11 @@ def test_staff_set_up_a_sellers_catalog_feed_and_the_seller_sees_the_listings(
     sign_in(page, base, "alice", "alice-pass-123")
     page.click("nav >> text=Catalog")
     expect(page.locator("#feeding-database")).to_have_text("Alice products")
-    expect(page.locator("#listings tbody tr")).to_have_count(5)
+    # (the portal lists each listing as a card: h-portal)
+    expect(page.locator("#listings .listing-card")).to_have_count(5)
     page.fill("#listing-search input[name=q]", "Mug 3")
     page.click("#listing-search button")
-    expect(page.locator("#listings tbody tr")).to_have_count(1)
+    expect(page.locator("#listings .listing-card")).to_have_count(1)
     expect(page.locator("#listings")).to_contain_text("AL-0003")
 
 

@@ -63,7 +63,7 @@ def test_the_sellers_staff_page_shows_the_feed_and_the_import_with_schedules_and
         )
         expect(page.locator("#import-schedule")).to_contain_text("15 2 * * *")
     expect(page.locator("#import-last-run")).to_contain_text("not run yet")
-    expect(page.locator("#import-columns")).to_contain_text("Dernière mise à jour")
+    expect(page.locator("#import-columns")).to_contain_text("Last updated")
     source = CatalogSource.objects.get(seller=seller)
     status_import = StatusImport.objects.get(source=source)
     expect(page.locator("#import-id")).to_have_text(status_import.import_id)

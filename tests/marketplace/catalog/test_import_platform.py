@@ -366,7 +366,7 @@ def test_staff_retry_the_set_up_change_targets_and_rotate_credentials_from_the_p
     assert status_import.last_error == ""
     # Targets: a bad name is refused by the form, a good one reaches the platform
     bad = client.post(f"{base}/import/targets/", {"status": "1bad"}, follow=True)
-    assert "Statut de l&#x27;annonce: Letters, digits and _" in bad.content.decode()
+    assert "Listing status: Letters, digits and _" in bad.content.decode()
     good = {**imports.DEFAULT_TARGETS, "reason": "why_refused"}
     client.post(f"{base}/import/targets/", good)
     assert held_maps(with_feed_import(with_feed, status_import))["Raison du refus"] == (

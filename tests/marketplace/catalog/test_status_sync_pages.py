@@ -41,18 +41,22 @@ def test_the_sellers_page_shows_waiting_sent_oldest_and_the_last_error(
 
     page = page_text(staff_client.get(f"/dashboard/catalog/sellers/{seller.pk}/"))
 
-    assert "Listing status through EDRTS" in page
+    assert "Live status updates (EDRTS)" in page
     assert 'id="status-sync-waiting">3 ' in page
     assert "oldest 2 min" in page
     assert 'id="status-sync-sent">1</dd>' in page
     assert "Sending statuses failed: HTTP 503" in page
     assert "Re-send all statuses" in page
-    assert "Turn EDRTS off" in page
+    assert "Turn live status updates off" in page
+    assert 'data-confirm="Turn live status updates off for' in page
+    # No import is set up: the card does not point at one "above"
+    assert "import above" not in page
+    assert "Once the listing-status import is set up" in page
 
     overview = page_text(staff_client.get("/dashboard/catalog/"))
     assert "3 waiting" in overview
     assert "1 sent in the last hour" in overview
-    assert "EDRTS: Sending statuses failed" in overview
+    assert "Live status updates: Sending statuses failed" in overview
 
 
 def test_the_overview_reads_the_summaries_in_a_fixed_number_of_queries(
@@ -85,14 +89,19 @@ def test_re_send_all_and_the_switch(seller: Seller, staff_client: Client, settin
     assert response.status_code == 302
     assert StatusChange.objects.filter(seller=seller, sent_at__isnull=True).count() == 1
 
-    response = staff_client.post(
-        f"/dashboard/catalog/sellers/{seller.pk}/status-sync/switch/", {"enabled": "off"}
-    )
+    # Turning it off asks first (without JavaScript: a confirmation page) ...
+    switch = f"/dashboard/catalog/sellers/{seller.pk}/status-sync/switch/"
+    asked = page_text(staff_client.post(switch, {"enabled": "off"}))
+    assert 'id="confirm-button"' in asked
+    assert 'name="enabled" value="off"' in asked  # the confirmation sends the same choice
+    assert not StatusSync.objects.filter(seller=seller, edrts_enabled=False).exists()
+    # ... and acts once confirmed
+    response = staff_client.post(switch, {"enabled": "off", "confirmed": "yes"})
     assert response.status_code == 302
     assert StatusSync.objects.get(seller=seller).edrts_enabled is False
     page = page_text(staff_client.get(f"/dashboard/catalog/sellers/{seller.pk}/"))
-    assert "Turn EDRTS on" in page
-    assert "every hour (EDRTS is off)" in page
+    assert "Turn live status updates on" in page
+    assert "every hour while live updates are off" in page
     assert "import only" in page_text(staff_client.get("/dashboard/catalog/"))
 
     staff_client.post(

@@ -44,14 +44,23 @@ def failing_order(platform: Platform, seller: Seller, eager_tasks: None, setting
     return order
 
 
-def test_an_action_asks_for_confirmation_first(failing_order: Order, staff_client: Client) -> None:
-    response = staff_client.post(f"/dashboard/orders/{failing_order.id}/retry/")
-    assert response.status_code == 200
-    body = response.content.decode()
+def test_only_what_cannot_be_undone_asks_for_confirmation_first(
+    failing_order: Order, staff_client: Client
+) -> None:
+    # Disconnect deletes the stored tokens: the first POST (no JavaScript) only asks
+    seller = failing_order.seller
+    response = staff_client.post(f"/dashboard/sellers/{seller.id}/disconnect/")
+    body = page_text(response)
     assert 'id="confirm-button"' in body
     assert 'name="confirmed" value="yes"' in body
-    assert sync_status(failing_order) == "failed"
+    assert "This cannot be undone" in body
+    assert PlatformConnection.objects.get(seller=seller).state == "connected"
     assert not StaffAction.objects.exists()
+    # A retry re-sends the order as it is: it acts at once
+    response = staff_client.post(f"/dashboard/orders/{failing_order.id}/retry/")
+    assert response.status_code == 302
+    assert sync_status(failing_order) == "synced"
+    assert StaffAction.objects.get().kind == "order_retry"
 
 
 def test_an_action_without_csrf_token_is_refused(failing_order: Order, staff_user: Any) -> None:
@@ -100,7 +109,7 @@ def test_refresh_now_refreshes_the_token(
     response = staff_client.post(
         f"/dashboard/sellers/{seller.id}/refresh/", {"confirmed": "yes"}, follow=True
     )
-    assert "Access token refreshed" in page_text(response)
+    assert "Connection renewed" in page_text(response)
     assert PlatformConnection.objects.get(seller=seller).generation == before + 1
     assert ConnectionEvent.objects.filter(seller=seller, kind="refreshed").exists()
     assert StaffAction.objects.get().ok
@@ -155,13 +164,9 @@ def test_pull_now_queues_a_pull_that_a_real_worker_runs(
     assert 'id="pull-button"' in seller_page
     assert f'action="/dashboard/sellers/{seller.id}/pull/"' in seller_page
 
-    # When staff press "Pull now" (no JavaScript: the first POST only asks)
-    confirm = page_text(staff_client.post(f"/dashboard/sellers/{seller.id}/pull/"))
-    assert 'id="confirm-button"' in confirm
-    assert not StaffAction.objects.exists()
-    response = staff_client.post(
-        f"/dashboard/sellers/{seller.id}/pull/", {"confirmed": "yes"}, follow=True
-    )
+    # When staff press "Pull now" (harmless: it acts at once, no confirmation)
+    assert 'data-confirm="Read this seller' not in seller_page
+    response = staff_client.post(f"/dashboard/sellers/{seller.id}/pull/", follow=True)
 
     # Then they are back on the seller's page, which says the pull is queued
     assert response.redirect_chain == [(f"/dashboard/sellers/{seller.id}/", 302)]

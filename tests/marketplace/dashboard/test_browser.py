@@ -88,21 +88,30 @@ def test_staff_sees_a_seller_who_needs_reauthorization(
     expect(page.locator("#sellers")).to_contain_text("Needs re-authorization")
 
 
-def test_without_javascript_confirm_a_confirmation_page_is_shown(
+def test_only_disconnect_asks_and_without_javascript_a_confirmation_page_is_shown(
     page: Page, live_server: Any, platform: Platform, seller: Seller, staff_user: Any
 ) -> None:
     platform.connect(seller)
     sign_in(page, live_server.url, "staff", "staff-pass-123")
     page.goto(f"{live_server.url}/dashboard/sellers/{seller.id}/")
-    # Cancelling the JS confirm sends nothing; forcing the form past it lands on the page.
-    page.once("dialog", lambda dialog: dialog.dismiss())
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    # Pull now is harmless: it acts at once, nothing asks
     page.click("#pull-button")
-    expect(page).to_have_url(f"{live_server.url}/dashboard/sellers/{seller.id}/")
-    page.evaluate("document.querySelector('#pull-button').form.submit()")
-    expect(page.locator("#confirm h1")).to_contain_text("Pull Alice's Shop now")
-    page.click("#confirm-button")
     expect(page.locator(".msg-success")).to_contain_text("Pull")
+    assert dialogs == []
+    # Disconnect cannot be undone: cancelling the browser's question sends nothing ...
+    page.click("#disconnect-button")
+    expect(page).to_have_url(f"{live_server.url}/dashboard/sellers/{seller.id}/")
+    assert len(dialogs) == 1
+    assert "cannot be undone" in dialogs[0]
+    # ... and a form forced past it (no JavaScript) lands on the confirmation page
+    page.evaluate("document.querySelector('#disconnect-button').form.submit()")
+    expect(page.locator("#confirm h1")).to_contain_text("Disconnect Alice's Shop")
+    page.click("#confirm-button")
+    expect(page.locator(".msg-success")).to_contain_text("Disconnected")
     expect(page.locator("#staff-actions")).to_contain_text("Pull now")
+    expect(page.locator("#staff-actions")).to_contain_text("Disconnect")
 
 
 def test_live_region_refreshes_without_a_reload(

@@ -27,7 +27,7 @@ def world(staff_user: Any) -> World:
 def test_every_page_has_an_empty_state(staff_client: Client) -> None:
     overview = page_text(staff_client.get("/dashboard/"))
     assert "No platform calls in the last 24 hours." in overview
-    assert "Every connected seller's grant works." in overview
+    assert "Every connected seller's connection works." in overview
     assert "No failed pushes." in overview
     assert "No sellers yet." in page_text(staff_client.get("/dashboard/sellers/"))
     assert "No orders yet." in page_text(staff_client.get("/dashboard/orders/"))
@@ -123,7 +123,11 @@ def test_seller_detail_shows_timeline_orders_calls_and_reported_errors(
     assert "PUT /orders/W-00000" in body
     assert 'id="reported-problems"' in body
     assert "INVALID_TRACKING_NUMBER" in body
-    assert 'data-confirm="Refresh this seller' in body  # the actions ask first
+    # Only what cannot be undone asks first: Disconnect does, Refresh and Pull now do not.
+    assert 'data-confirm="Disconnect this seller? This cannot be undone' in body
+    assert 'id="refresh-button"' in body
+    assert 'id="pull-button"' in body
+    assert body.count("data-confirm=") == 1
     assert 'data-live="/dashboard/sellers/' in body
 
 
