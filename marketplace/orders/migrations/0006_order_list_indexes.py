@@ -7,7 +7,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('orders', '0005_admin_plural_names'),
-        ('sellers', '0005_admin_plural_names'),
+        ('sellers', '0006_admin_plural_names'),
     ]
 
     operations = [

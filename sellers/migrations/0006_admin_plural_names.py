@@ -6,7 +6,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('sellers', '0004_pull_schedule'),
+        ('sellers', '0005_encrypted_token_fields'),
     ]
 
     operations = [

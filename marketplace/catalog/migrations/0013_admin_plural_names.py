@@ -6,7 +6,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('catalog', '0010_status_outbox_listed'),
+        ('catalog', '0012_encrypted_api_token_field'),
     ]
 
     operations = [
