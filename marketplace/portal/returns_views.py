@@ -1,8 +1,10 @@
-"""The seller's returns page: buyers' returns waiting for the seller's authorization,
-and the refunds and returns the marketplace refused, in plain words."""
+"""The seller's returns page: buyers' returns waiting for the seller's authorization
+(overdue ones first), refunds paused for the seller to correct and returns the
+marketplace refused, in plain words."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -24,8 +26,10 @@ def returns(request: SellerRequest) -> HttpResponse:
         request,
         "portal/returns.html",
         {
+            "overdue": data["overdue"],
+            "authorization_days": settings.RETURN_AUTHORIZATION_DAYS,
             "awaiting": data["awaiting"],
-            "refused_refunds": [(r, _explained(r.errors or [])) for r in data["refused_refunds"]],
+            "paused_refunds": [(r, _explained(r.errors or [])) for r in data["paused_refunds"]],
             "refused_returns": [(r, _explained(r.errors or [])) for r in data["refused_returns"]],
         },
     )

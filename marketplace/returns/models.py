@@ -11,7 +11,10 @@
 * ``PlatformStep``: the outbox of returns and refunds: every call the platform must get
   (push a return, mark complete, report errors) is a row with a state and a next-attempt
   time, written in the transaction that makes it necessary.
-* ``SellerReturnsPullState``: per seller, the pull's watermarks (returns, refunds).
+* ``SellerReturnsPullState``: per seller, the returns listing's watermark and each
+  listing's last failure (one listing never stops the other).
+* ``ReturnsRecordProblem``: a listed refund or return that could not be stored or decided
+  (any error): retried at the next pulls, then a dead letter staff see.
 """
 
 from __future__ import annotations
@@ -29,11 +32,20 @@ class Decision(models.TextChoices):
 
 
 class ReturnStatus(models.TextChoices):
+    """The reference's four states, and ``REJECTED`` of the sandbox's reading B (the
+    reference publishes no refusal). Any other state the platform sends is stored as it
+    is, shown as it is and never acted on."""
+
     AWAITING_AUTHORIZATION = "AWAITING_AUTHORIZATION", "Awaiting the seller's authorization"
     AUTHORIZED = "AUTHORIZED", "Authorized by the seller"
     REFUNDED = "REFUNDED", "Refunded by the seller"
     COMPLETED = "COMPLETED", "Completed"
     REJECTED = "REJECTED", "Rejected by the seller"
+
+
+class ReturnType(models.TextChoices):
+    SHIP = "SHIP", "The buyer ships the item back"
+    NO_RETURN = "NO_RETURN", "Refund without sending the item back"
 
 
 class Return(models.Model):
@@ -47,6 +59,9 @@ class Return(models.Model):
     tracking_number = models.CharField(max_length=128, blank=True)
     request_date = models.DateField()
     respond_date = models.DateField()
+    return_type = models.CharField(
+        max_length=16, choices=ReturnType.choices, default=ReturnType.SHIP
+    )
     # SHA-256 of the canonical intake body: same body again → idempotent, other → 409.
     intake_fingerprint = models.CharField(max_length=64, editable=False)
 
@@ -91,6 +106,11 @@ class Return(models.Model):
             self.decision != Decision.REFUSED
         )
 
+    @property
+    def status_known(self) -> bool:
+        """False for a state the platform sent that we do not know (shown, never acted on)."""
+        return self.status in ReturnStatus.values
+
 
 class ReturnLine(models.Model):
     return_request = models.ForeignKey(Return, on_delete=models.CASCADE, related_name="lines")
@@ -123,9 +143,12 @@ class ReturnLine(models.Model):
 
 
 class RefundStatus(models.TextChoices):
-    CREATED = "CREATED", "Posted by the seller"
-    COMPLETED = "COMPLETED", "Completed"
-    REFUSED = "REFUSED", "Refused by the marketplace"
+    """The reference's lifecycle: errors reported by the marketplace pause a refund; the
+    seller's correction brings it back ``CREATED`` (a new version, decided again)."""
+
+    CREATED = "CREATED", "Posted by the seller, to decide"
+    PAUSED = "PAUSED", "Paused: waiting for the seller to correct it"
+    COMPLETE = "COMPLETE", "Complete"
 
 
 class SellerRefund(models.Model):
@@ -141,15 +164,25 @@ class SellerRefund(models.Model):
     refund_id = models.CharField(max_length=64)
     status = models.CharField(max_length=16, choices=RefundStatus.choices)
     notes = models.TextField(blank=True)
-    date_created = models.DateTimeField(null=True, blank=True)
+    date_created = models.DateField(null=True, blank=True)
     platform_digest = models.CharField(max_length=64, blank=True, editable=False)
     pulled_at = models.DateTimeField(null=True, blank=True)
+    # One row per feedamp id, holding its current version: ``version`` counts the versions
+    # we stored (a correction after a pause is a new one); ``lines_digest`` names the
+    # lines of the current version (an errors call is sent only for the lines it judged).
+    version = models.PositiveIntegerField(default=1)
+    lines_digest = models.CharField(max_length=64, blank=True, editable=False)
 
+    # The decision on the current version ("" again when a corrected version comes back).
     decision = models.CharField(
         max_length=16, choices=Decision.choices, default=Decision.NONE, blank=True
     )
     decided_at = models.DateTimeField(null=True, blank=True)
+    # The last errors we reported (kept after a correction, for people).
     errors = models.JSONField(default=list, blank=True)
+    # How many times our errors paused it at the platform, and when it was last paused.
+    pause_count = models.PositiveIntegerField(default=0)
+    paused_at = models.DateTimeField(null=True, blank=True)
 
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -273,6 +306,8 @@ class StepStatus(models.TextChoices):
     RETRYING = "retrying", "Retrying"
     DONE = "done", "Done"
     FAILED = "failed", "Failed (needs a person)"
+    # An errors call dropped: the platform holds another version than the one it judged.
+    SUPERSEDED = "superseded", "Dropped: the platform holds a newer version"
 
 
 class PlatformStep(models.Model):
@@ -290,6 +325,10 @@ class PlatformStep(models.Model):
         SellerRefund, on_delete=models.CASCADE, null=True, blank=True, related_name="steps"
     )
     body = models.JSONField(null=True, blank=True)
+    # The refund's version this call belongs to, and (an errors call) the digest of the
+    # lines its errors judged: re-read before sending, dropped when they differ.
+    version = models.PositiveIntegerField(default=1)
+    judged_digest = models.CharField(max_length=64, blank=True)
     status = models.CharField(max_length=16, choices=StepStatus.choices, default=StepStatus.PENDING)
     attempts = models.PositiveIntegerField(default=0)
     failures = models.PositiveIntegerField(default=0)
@@ -311,9 +350,9 @@ class PlatformStep(models.Model):
                 name="step_once_per_return",
             ),
             models.UniqueConstraint(
-                fields=["kind", "refund"],
+                fields=["kind", "refund", "version"],
                 condition=Q(refund__isnull=False),
-                name="step_once_per_refund",
+                name="step_once_per_refund_version",
             ),
         ]
         indexes = [
@@ -330,15 +369,22 @@ class PlatformStep(models.Model):
 
 
 class SellerReturnsPullState(models.Model):
-    """Per seller: where the returns and refunds listings stand, and the pull's lease."""
+    """Per seller: where the returns and refunds listings stand, and the pull's lease.
+
+    Each listing fails on its own: its error is kept here (staff see it) and the listing
+    is tried again at the next pull; the other listing goes on."""
 
     seller = models.OneToOneField(
         "sellers.Seller", on_delete=models.CASCADE, related_name="returns_pull_state"
     )
-    # Our clock at the start of the last complete listing of each kind: the next one asks
-    # for changes strictly after it, less PULL_CURSOR_OVERLAP (see services/pull.py).
+    # Our clock at the start of the last complete returns listing: the next one asks for
+    # changes strictly after it, less PULL_CURSOR_OVERLAP (see services/pull.py). Refunds
+    # have no update-time filter (the open set is refund_status=CREATED).
     returns_watermark = models.DateTimeField(null=True, blank=True)
-    refunds_watermark = models.DateTimeField(null=True, blank=True)
+    returns_error = models.TextField(blank=True)
+    returns_failed_at = models.DateTimeField(null=True, blank=True)
+    refunds_error = models.TextField(blank=True)
+    refunds_failed_at = models.DateTimeField(null=True, blank=True)
     claim_token = models.CharField(max_length=32, blank=True)
     lease_until = models.DateTimeField(null=True, blank=True)
     last_finished_at = models.DateTimeField(null=True, blank=True)
@@ -350,3 +396,51 @@ class SellerReturnsPullState(models.Model):
 
     def __str__(self) -> str:
         return f"returns pull state of seller {self.seller_id}"
+
+
+class RecordKind(models.TextChoices):
+    REFUND = "refund", "Seller refund"
+    RETURN = "return", "Return"
+
+
+class ReturnsRecordProblem(models.Model):
+    """A listed refund or return we could not store or decide (an amount no column holds,
+    a value no parser reads, anything): the rest of the page went on without it.
+
+    Tried again at each pull (a refund is listed again while ``CREATED``; a return is read
+    again by its own ``GET``) until ``RETURNS_RECORD_MAX_FAILURES``, then a dead letter
+    (``dead_at``): left alone until the platform's record changes (another digest) or
+    staff retry it. ``resolved_at`` is set when a later try went through."""
+
+    Kind = RecordKind
+
+    seller = models.ForeignKey("sellers.Seller", on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=8, choices=RecordKind.choices)
+    # feedamp_refund_id, or the return's number
+    record_key = models.CharField(max_length=128)
+    mp_order_number = models.CharField(max_length=128, blank=True)
+    entry_digest = models.CharField(max_length=64, blank=True)
+    error = models.TextField(blank=True)
+    failures = models.PositiveIntegerField(default=0)
+    first_failed_at = models.DateTimeField()
+    last_failed_at = models.DateTimeField()
+    dead_at = models.DateTimeField(null=True, blank=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-last_failed_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["seller", "kind", "record_key"], name="returns_problem_once"
+            )
+        ]
+        indexes = [
+            models.Index(
+                fields=["seller", "kind"],
+                condition=Q(resolved_at__isnull=True),
+                name="returns_problem_open",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.record_key} of seller {self.seller_id}: {self.failures}"

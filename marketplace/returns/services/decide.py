@@ -1,5 +1,11 @@
 """Deciding a seller's refund or a return's refund: accept (ledger + complete) or refuse
-(report the errors), exactly once.
+(report the errors), exactly once per version.
+
+A refused refund is paused at the platform by our errors; when the seller corrects it, it
+comes back ``CREATED`` as a new version of the same row (``refund_versions.py`` clears
+the decision) and is decided here again from scratch: nothing of the paused version was
+accepted, so the ledger holds nothing of it. Each decision's platform step carries the
+version and the digest of the lines it judged (its errors are sent only for those).
 
 One transaction per decision: the refund (or return) row is locked and re-read (already
 decided → nothing to do), then the order lines it touches, in id order; the ledger is
@@ -150,7 +156,13 @@ def _decide(
             refund=refund,
             details=details,
         )
-        step_add(kind=StepKind.COMPLETE_REFUND, seller_id=refund.seller_id, refund_id=refund.pk)
+        step_add(
+            kind=StepKind.COMPLETE_REFUND,
+            seller_id=refund.seller_id,
+            refund_id=refund.pk,
+            version=refund.version,
+            judged_digest=refund.lines_digest,
+        )
     else:
         refund.decision = Decision.REFUSED
         refund.errors = errors
@@ -159,13 +171,18 @@ def _decide(
             seller_id=refund.seller_id,
             refund_id=refund.pk,
             body=errors,
+            version=refund.version,
+            judged_digest=refund.lines_digest,
         )
     refund.save(update_fields=["decision", "decided_at", "errors", "updated_at"])
 
 
-def return_decide(*, return_pk: int, refund_lines: list[dict[str, object]]) -> str:
+def return_decide(
+    *, return_pk: int, refund_lines: list[dict[str, object]], judged_digest: str = ""
+) -> str:
     """Decide a REFUNDED return from the seller's amounts (``.../refunds``'s
-    ``merchant_refund_lines``, amounts as Decimals). Idempotent."""
+    ``merchant_refund_lines``, amounts as Decimals; ``judged_digest`` names them as sent,
+    so an errors call is sent only while the platform still holds them). Idempotent."""
     with transaction.atomic():
         return_request = (
             Return.objects.select_for_update().select_related("order").get(pk=return_pk)
@@ -241,6 +258,7 @@ def return_decide(*, return_pk: int, refund_lines: list[dict[str, object]]) -> s
                 seller_id=return_request.seller_id,
                 return_id=return_request.pk,
                 body=errors,
+                judged_digest=judged_digest,
             )
         return_request.save(
             update_fields=["decision", "decided_at", "errors", "status", "updated_at"]
