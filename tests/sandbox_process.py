@@ -448,6 +448,11 @@ class SandboxProcess:
             "POST", f"/orders/{mp_order_number}/refunds", {"refund_lines": list(lines), **body}
         )
 
+    def refund_resolve(self, refund_id: int | str, **body: Any) -> dict:
+        """Play the seller resolving a PAUSED refund: ``fit=True`` (cut to what the buyer
+        paid) or ``refund_lines=[…]`` (as ``seller_refund``). Back to CREATED, no errors."""
+        return self.control("POST", f"/refunds/{refund_id}/resolve", body)
+
     def returns(self, **params: Any) -> list[dict]:
         """Latest first (``seller``, ``status``, ``limit``)."""
         return self.control("GET", "/returns", **params)["returns"]

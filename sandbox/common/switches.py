@@ -53,7 +53,26 @@ def _initial_retry_grace() -> float:
 #   the return or refund as GET shows it (A) or ``{}`` like the errors calls (B).
 # * refund_notes_empty: a v1 refund whose v2 lines have no ``refund_notes`` has ``notes``
 #   null (A) or ``""`` (B).
+# -- After-sale readings (returns-refunds-contract.md; the sandbox's returns and refunds) --
+# * return_refusal: a seller's refusal of a return leaves it AWAITING_AUTHORIZATION and
+#   nothing more comes (A: the reference's four states; v2 ``reject`` is 409), or moves it
+#   to ``REJECTED`` with the reason in ``notes`` (B).
+# * return_order_number: a return ``PUT`` must carry ``mp_order_number`` in its body, equal
+#   to the path's (A: the reference's field list), or may leave it out (B: its example).
+# * v2_refunds_key: v2 ``GET /orders/{id}/refunds`` wraps the list in ``refunds`` (A) or in
+#   ``cancellations`` as the reference's example does (B).
+# * after_sale_last_cursor: the last page of ``GET /refunds`` and ``GET /returns`` says
+#   ``next_cursor: null`` (A) or ``""`` (B: the reference types it a string).
+AFTER_SALE_POINTS = (
+    "return_refusal",
+    "return_order_number",
+    "v2_refunds_key",
+    "after_sale_last_cursor",
+)
+# -- end of the after-sale readings ------------------------------------------------------
+
 READING_POINTS = (
+    *AFTER_SALE_POINTS,
     "import_cron",
     "schedule_hour",
     "file_map_keys",

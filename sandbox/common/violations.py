@@ -25,6 +25,13 @@ Kinds:
   (no GET of it, its order's list or a listing holding it) since it reached its state;
   accepted.
 
+After-sale (returns and refunds; each request is also refused 400):
+* ``after_sale_query``: ``GET /refunds`` or ``GET /returns`` with a query parameter the
+  listing does not name (``status`` or ``updated_after`` on refunds, say) or a value it does
+  not take (a returns ``status`` of ``REJECTED`` under reading A of ``return_refusal``).
+* ``return_without_order_number``: ``PUT …/returns/{r}`` without ``mp_order_number`` in the
+  body (reading A of ``return_order_number``), or with one other than the path's.
+
 The end-to-end tests assert there are none; the inspection API and page show them.
 """
 
@@ -45,6 +52,9 @@ RETURN_COMPLETE_NOT_REFUNDED = "return_complete_not_refunded"
 COMPLETE_AND_ERRORS = "complete_and_errors"
 RETURN_CHANGED_AFTER_AUTHORIZATION = "return_changed_after_authorization"
 COMPLETE_UNREAD = "complete_unread"
+# After-sale (returns and refunds).
+AFTER_SALE_QUERY = "after_sale_query"
+RETURN_WITHOUT_ORDER_NUMBER = "return_without_order_number"
 KINDS = (
     EARLY_RETRY,
     SHIPPED_WHILE_UNFULFILLED,
@@ -57,6 +67,8 @@ KINDS = (
     COMPLETE_AND_ERRORS,
     RETURN_CHANGED_AFTER_AUTHORIZATION,
     COMPLETE_UNREAD,
+    AFTER_SALE_QUERY,
+    RETURN_WITHOUT_ORDER_NUMBER,
 )
 RECENT_SIZE = 500
 

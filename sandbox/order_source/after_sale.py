@@ -13,6 +13,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from sandbox.common import switches
+from sandbox.order_source.after_sale_query import platform_date
 from sandbox.order_source.contract_fields import ADDRESS_FIELDS
 from sandbox.order_source.fulfillment import line_records
 from sandbox.order_source.models import Order, Refund, Return
@@ -144,20 +145,21 @@ def refund_notes(lines: list[dict]) -> str | None:
 
 def refund_json(row: Refund) -> dict[str, Any]:
     """The v1 view of a v2 refund (the contract's readings: ``reason`` is the v2 line's
-    ``refund_reason``, ``notes`` the lines' ``refund_notes`` joined)."""
+    ``refund_reason`` upper-cased, ``notes`` the lines' ``refund_notes`` joined;
+    ``date_created`` a date, in the platform's zone like its filters)."""
     return {
         "feedamp_refund_id": row.id,
         "mp_order_number": row.order.mp_order_number,
         "notes": refund_notes(row.lines),
         "status": row.status,
-        "date_created": rfc3339(row.created_at),
+        "date_created": platform_date(row.created_at),
         "merchant_refund_lines": [
             {
                 "mp_line_number": line["mp_line_number"],
                 "currency": line["currency"],
                 "refund_quantity": line["refund_quantity"],
                 **{key: money_number(line[key]) for key in REFUND_AMOUNTS},
-                "reason": line["refund_reason"],
+                "reason": str(line["refund_reason"]).upper(),
             }
             for line in row.lines
         ],
@@ -219,6 +221,11 @@ def inspected_refund_json(row: Refund) -> dict[str, Any]:
         "seller": row.order.seller.username,
         "client_id": row.order.client.client_id,
         "cp_refund_number": row.cp_refund_number or None,
+        "pauses": row.pauses,
+        "resolutions": row.resolutions,
+        "paused_at": row.paused_at.isoformat() if row.paused_at else None,
+        "history": row.history,
+        "created_at": row.created_at.isoformat(),
         "read_in_state": row.read_in_state,
         "updated_at": row.updated_at.isoformat(),
     }

@@ -3,7 +3,7 @@
 ``POST /sandbox/api/orders/history`` ``{"client_id", "seller", "count", "prefix",
 "days_ago", "refund_status"?}`` creates ``count`` orders the marketplace placed long ago,
 every line shipped and the order SHIPPED, last changed by the seller ``days_ago`` days back;
-with ``refund_status`` (``CREATED``, ``COMPLETED`` or ``REFUSED``) each order also has one
+with ``refund_status`` (``CREATED``, ``PAUSED`` or ``COMPLETE``) each order also has one
 seller refund of 1.00 on its line in that state, last changed then and already read. Placing
 and shipping ten thousand orders through the API takes minutes; a benchmark of what that
 history costs a later pull needs it in a second.
@@ -59,7 +59,7 @@ def _refund_line() -> dict:
         "refund_line_number": 1,
         "feedamp_order_line_id": "",
         "mp_line_number": "1",
-        "refund_reason": "OTHER",
+        "refund_reason": "other",
         "refund_quantity": 0,
         "currency": "USD",
         "item_refund": "1.00",
@@ -122,7 +122,7 @@ def order_history(request: HttpRequest) -> JsonResponse:
                     lines=[_refund_line()],
                     status=refund_status,
                     errors=[]
-                    if refund_status != Refund.REFUSED
+                    if refund_status != Refund.PAUSED
                     else [{"code": "OTHER", "message": "history"}],
                     created_at=at,
                     updated_at=at,

@@ -206,24 +206,35 @@ class Refund(models.Model):
     """A refund the seller posted on an order through v2 (``feedamp_refund_id`` is its id);
     the marketplace reads it on v1 and marks it complete or reports errors."""
 
+    # The reference's three states: CREATED (ready to decide), PAUSED (the marketplace
+    # reported errors; the seller resolves them and it comes back CREATED with corrected
+    # lines and no active errors), COMPLETE (marked processed by the marketplace; final).
     CREATED = "CREATED"
-    COMPLETED = "COMPLETED"
-    REFUSED = "REFUSED"
-    STATUSES = (CREATED, COMPLETED, REFUSED)
+    PAUSED = "PAUSED"
+    COMPLETE = "COMPLETE"
+    STATUSES = (CREATED, PAUSED, COMPLETE)
 
     order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="refunds")
     cp_refund_number = models.CharField(max_length=128, blank=True, default="")
     # The v2 lines as posted, plus "refund_line_number" and "mp_line_number".
     lines = models.JSONField()
     status = models.CharField(max_length=20, default=CREATED)
-    errors = models.JSONField(default=list)  # [{"code", "message"}]
+    errors = models.JSONField(default=list)  # the active errors: [{"code", "message"}]
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
     read_in_state = models.BooleanField(default=False)
+    # How many times the marketplace paused it, and the seller resolved it (each resolution
+    # is a new version of the lines: errors judged one version never belong to the next).
+    pauses = models.PositiveIntegerField(default=0)
+    resolutions = models.PositiveIntegerField(default=0)
+    paused_at = models.DateTimeField(null=True, blank=True)
+    # The lines of earlier versions with the errors that paused each: [{"lines", "errors"}].
+    history = models.JSONField(default=list)
 
     class Meta:
         ordering = ["updated_at", "id"]
         indexes = [
+            models.Index(fields=["created_at", "id"], name="sandbox_refund_created"),
             models.Index(fields=["updated_at", "id"], name="sandbox_refund_listing"),
             models.Index(fields=["status", "updated_at"], name="sandbox_refund_status"),
         ]

@@ -2,15 +2,23 @@
 ``GET /refunds``, ``GET /orders/{n}/refunds``, ``GET /orders/{n}/refunds/{id}``,
 ``POST …/refunds/{id}/complete`` and ``…/errors``. The seller posts them through v2."""
 
+from datetime import datetime
+
 from django.db import transaction
+from django.db.models import Q
 from django.http import HttpRequest, JsonResponse
 
 from sandbox.common import clock, violations
 from sandbox.common.endpoint import endpoint
 from sandbox.common.errors import validation_error
 from sandbox.common.json_bodies import error_response, json_body
-from sandbox.common.query_params import problems_message
 from sandbox.order_source.after_sale import changed, mark_read, refund_json
+from sandbox.order_source.after_sale_query import (
+    iso_moment,
+    last_cursor,
+    refused_query,
+    strict_params,
+)
 from sandbox.order_source.bearer import bearer_grant
 from sandbox.order_source.models import Grant, Refund
 from sandbox.order_source.order_views import ERRORS, _not_found, _own_order
@@ -20,7 +28,6 @@ from sandbox.order_source.returns_validation import (
     error_items,
 )
 from sandbox.order_source.returns_views import (
-    LIST_PARAMETERS,
     _conflict,
     _empty_object_body,
     _violation,
@@ -29,22 +36,48 @@ from sandbox.order_source.returns_views import (
     listing_page,
 )
 
-
-@endpoint(
-    methods=("GET",),
-    errors=ERRORS,
-    auth=bearer_grant,
-    parameters=LIST_PARAMETERS,
-    pass_params=True,
-    csrf_exempt=False,
+REFUND_LIST_PARAMETERS = frozenset(
+    {"mp_order_numbers", "refund_status", "created_after", "created_before", "page_size", "cursor"}
 )
-def refunds_list(request: HttpRequest, grant: Grant, params: dict[str, str]) -> JsonResponse:
-    fields: dict[str, str] = {}
-    query, page_size = listing_filters(params, Refund.STATUSES, fields)
+
+
+def refund_filters(params: dict[str, str], fields: dict[str, str]) -> tuple[Q, int]:
+    """The reference's filters: ``refund_status`` (comma list), ``created_after`` (on or
+    after), ``created_before`` (on or before), plus the orders and paging ones."""
+    shared = {k: v for k, v in params.items() if k in ("mp_order_numbers", "page_size", "cursor")}
+    query, page_size = listing_filters(shared, Refund.STATUSES, fields)
+    if "refund_status" in params:
+        values = params["refund_status"].split(",")
+        if any(v not in Refund.STATUSES for v in values):
+            fields["refund_status"] = f"comma-separated values of {', '.join(Refund.STATUSES)}"
+        query &= Q(status__in=values)
+    for key, lookup, end_of_day in (
+        ("created_after", "created_at__gte", False),
+        ("created_before", "created_at__lte", True),
+    ):
+        if key in params:
+            moment = iso_moment(params[key], end_of_day=end_of_day)
+            if moment is None:
+                fields[key] = (
+                    "must be an ISO 8601 date or date-time (without a zone: America/New_York)"
+                )
+            else:
+                query &= Q(**{lookup: moment})
+    return query, page_size
+
+
+@endpoint(methods=("GET",), errors=ERRORS, auth=bearer_grant, parameters=None, csrf_exempt=False)
+def refunds_list(request: HttpRequest, grant: Grant) -> JsonResponse:
+    params, fields = strict_params(request, REFUND_LIST_PARAMETERS)
     if fields:
-        return validation_error(f"invalid query: {problems_message(fields)}", fields)
+        return refused_query(request, grant, fields)
+    query, page_size = refund_filters(params, fields)
+    if fields:
+        return refused_query(request, grant, fields)
     page, cursor = listing_page(Refund.objects.all(), query, grant, page_size)
-    return JsonResponse({"refunds": [refund_json(row) for row in page], "next_cursor": cursor})
+    return JsonResponse(
+        {"refunds": [refund_json(row) for row in page], "next_cursor": last_cursor(cursor)}
+    )
 
 
 @endpoint(methods=("GET",), errors=ERRORS, auth=bearer_grant, csrf_exempt=False)
@@ -97,16 +130,19 @@ def refund_complete(
     label = f"refund {refund_id} of order {mp_order_number}"
     with transaction.atomic():
         row = Refund.objects.select_for_update().select_related("order").get(id=row.id)
-        if row.status == Refund.COMPLETED:
+        if row.status == Refund.COMPLETE:
             return complete_answer(refund_json(row))
-        if row.status == Refund.REFUSED:
+        if row.status == Refund.PAUSED:
             _violation(
                 request,
                 grant,
                 violations.COMPLETE_AND_ERRORS,
-                f"{label} marked complete after errors were reported on it",
+                f"{label} marked complete while PAUSED by the errors reported on it",
             )
-            return _conflict(f"refund {refund_id} is REFUSED: it cannot be completed")
+            return _conflict(
+                f"refund {refund_id} is PAUSED: it cannot be completed until the seller "
+                "resolves its errors and it is CREATED again"
+            )
         if not row.read_in_state:
             _violation(
                 request,
@@ -114,7 +150,7 @@ def refund_complete(
                 violations.COMPLETE_UNREAD,
                 f"{label} marked complete without reading it",
             )
-        row.status = Refund.COMPLETED
+        row.status = Refund.COMPLETE
         changed(row, clock.now(), fields=["status"], new_state=True)
     return complete_answer(refund_json(row))
 
@@ -136,18 +172,29 @@ def refund_errors(
     label = f"refund {refund_id} of order {mp_order_number}"
     with transaction.atomic():
         row = Refund.objects.select_for_update().select_related("order").get(id=row.id)
-        if row.status == Refund.COMPLETED:
+        if row.status == Refund.COMPLETE:
             _violation(
                 request,
                 grant,
                 violations.COMPLETE_AND_ERRORS,
                 f"errors reported on {label}, already marked complete",
             )
-            return _conflict(f"refund {refund_id} is COMPLETED: no errors now")
-        new = [item for item in items if item not in row.errors]
-        if new:  # the same body again (a retry after a lost answer) changes nothing
-            row.errors = [*row.errors, *new]
-            became_refused = row.status != Refund.REFUSED
-            row.status = Refund.REFUSED
-            changed(row, clock.now(), fields=["errors", "status"], new_state=became_refused)
+            return _conflict(f"refund {refund_id} is COMPLETE: no errors now")
+        refund_pause(row, items, clock.now())
     return JsonResponse({})
+
+
+def refund_pause(row: Refund, items: list[dict], now: datetime) -> None:
+    """Errors pause a CREATED refund (its active errors are these); on a PAUSED one they add
+    what is new, and the same body again (a retry after a lost answer) changes nothing."""
+    if row.status == Refund.PAUSED:
+        new = [item for item in items if item not in row.errors]
+        if new:
+            row.errors = [*row.errors, *new]
+            changed(row, now, fields=["errors"], new_state=False)
+        return
+    row.errors = list(items)
+    row.status = Refund.PAUSED
+    row.pauses += 1
+    row.paused_at = now
+    changed(row, now, fields=["errors", "status", "pauses", "paused_at"], new_state=True)

@@ -14,7 +14,6 @@ from sandbox.common import clock, switches, violations
 from sandbox.common.endpoint import endpoint
 from sandbox.common.errors import validation_error
 from sandbox.common.json_bodies import BadBody, error_response, json_body
-from sandbox.common.query_params import problems_message
 from sandbox.order_source.after_sale import (
     changed,
     mark_read,
@@ -23,6 +22,7 @@ from sandbox.order_source.after_sale import (
     returned_quantities,
     shipped_quantities,
 )
+from sandbox.order_source.after_sale_query import last_cursor, refused_query, strict_params
 from sandbox.order_source.bearer import bearer_grant
 from sandbox.order_source.listing_cursor import cursor_decode, cursor_encode
 from sandbox.order_source.models import Grant, Order, Return
@@ -229,21 +229,26 @@ def listing_page(rows: QuerySet, query: Q, grant: Grant, page_size: int) -> tupl
     return page, cursor_encode(page[-1].updated_at, page[-1].id) if more else None
 
 
-@endpoint(
-    methods=("GET",),
-    errors=ERRORS,
-    auth=bearer_grant,
-    parameters=LIST_PARAMETERS,
-    pass_params=True,
-    csrf_exempt=False,
-)
-def returns_list(request: HttpRequest, grant: Grant, params: dict[str, str]) -> JsonResponse:
-    fields: dict[str, str] = {}
-    query, page_size = listing_filters(params, Return.STATUSES, fields)
+def listed_statuses() -> tuple[str, ...]:
+    """The states a returns listing may ask for: the reference's four (reading A of
+    ``return_refusal``), or with ``REJECTED`` (B)."""
+    if switches.reading_b("return_refusal"):
+        return Return.STATUSES
+    return tuple(s for s in Return.STATUSES if s != Return.REJECTED)
+
+
+@endpoint(methods=("GET",), errors=ERRORS, auth=bearer_grant, parameters=None, csrf_exempt=False)
+def returns_list(request: HttpRequest, grant: Grant) -> JsonResponse:
+    params, fields = strict_params(request, LIST_PARAMETERS)
     if fields:
-        return validation_error(f"invalid query: {problems_message(fields)}", fields)
+        return refused_query(request, grant, fields)
+    query, page_size = listing_filters(params, listed_statuses(), fields)
+    if fields:
+        return refused_query(request, grant, fields)
     page, cursor = listing_page(Return.objects.all(), query, grant, page_size)
-    return JsonResponse({"returns": [return_json(row) for row in page], "next_cursor": cursor})
+    return JsonResponse(
+        {"returns": [return_json(row) for row in page], "next_cursor": last_cursor(cursor)}
+    )
 
 
 def _found(

@@ -3,14 +3,13 @@ thin defaults over the same services the v2 API uses (``returns.run_operation``,
 ``refunds.refund_create``)."""
 
 import secrets
-from decimal import Decimal
 from typing import Any
 
 from sandbox.common.control import ControlError
 from sandbox.order_source.after_sale import REFUND_AMOUNTS, money_text
-from sandbox.order_source.models import Order, Return
+from sandbox.order_source.models import Order, Refund, Return
 from sandbox.order_source.returns_validation import decimal_of
-from sandbox.orders_v2 import refunds, returns
+from sandbox.orders_v2 import refund_resolve, refunds, returns
 from sandbox.orders_v2.imports import order_import
 from sandbox.orders_v2.models import V2Order
 
@@ -57,27 +56,11 @@ def v2_order_of(order: Order) -> V2Order:
     return v2 if v2 is not None else order_import(order)
 
 
-def line_cost(placed: dict, mp_line_number: str) -> Decimal:
-    """What the buyer paid for a line (the contract's reading)."""
-    for line in placed.get("order_lines", []):
-        if str(line.get("mp_line_number")) == mp_line_number:
-            paid = int(line.get("quantity") or 0) * decimal_of(line.get("unit_price"))
-            paid += sum((decimal_of(t.get("amount")) for t in line.get("taxes") or []), Decimal(0))
-            paid += decimal_of(line.get("shipping_price") or 0)
-            paid -= sum(
-                (decimal_of(d.get("amount")) for d in line.get("discounts") or []), Decimal(0)
-            )
-            return paid
-    return Decimal(0)
-
-
-def seller_refund_by_hand(order: Order, spec: dict[str, Any], *, source: str) -> Any:
-    """``{"cp_refund_number"?, "refund_lines": [{"mp_line_number" or "feedamp_order_line_id",
-    "item_refund"?, …}]}``: missing amounts are 0, the currency the order's, the quantity 0,
-    the reason ``OTHER``; a line's ``mp_line_number`` names the marketplace line."""
-    v2 = v2_order_of(order)
+def _v2_lines(order: Order, v2: V2Order, raw_lines: Any) -> list[dict[str, Any]]:
+    """By-hand refund lines as v2 posts them: missing amounts are 0, the currency the
+    order's, the quantity 0, the reason ``other`` (a reason is lower-cased, as v2 writes
+    it); a line's ``mp_line_number`` names the marketplace line."""
     by_number = {line["mp_line_number"]: line["id"] for line in v2.lines}
-    raw_lines = spec.get("refund_lines")
     if not isinstance(raw_lines, list) or not raw_lines:
         raise ControlError("bad_request", "refund_lines (a non-empty list) is required", 400)
     lines = []
@@ -90,11 +73,45 @@ def seller_refund_by_hand(order: Order, spec: dict[str, Any], *, source: str) ->
             line["feedamp_order_line_id"] = by_number.get(number, f"unknown:{number}")
         line.setdefault("currency", order.placed.get("currency"))
         line.setdefault("refund_quantity", 0)
-        line.setdefault("refund_reason", "OTHER")
+        reason = line.get("refund_reason") or "other"
+        line["refund_reason"] = reason.lower() if isinstance(reason, str) else reason
         for key in REFUND_AMOUNTS:
             line.setdefault(key, 0)
         lines.append(line)
-    body: dict[str, Any] = {"refund_lines": lines}
+    return lines
+
+
+def seller_refund_by_hand(order: Order, spec: dict[str, Any], *, source: str) -> Any:
+    """``{"cp_refund_number"?, "refund_lines": [{"mp_line_number" or "feedamp_order_line_id",
+    "item_refund"?, …}]}`` (defaults as ``_v2_lines``)."""
+    v2 = v2_order_of(order)
+    body: dict[str, Any] = {"refund_lines": _v2_lines(order, v2, spec.get("refund_lines"))}
     if spec.get("cp_refund_number"):
         body["cp_refund_number"] = spec["cp_refund_number"]
     return refunds.refund_create(v2, body, source=source)
+
+
+def refund_of(order: Order, refund_id: str) -> Refund:
+    row = (
+        order.refunds.select_related("order")
+        .filter(id=int(refund_id) if refund_id.isdigit() and len(refund_id) < 19 else -1)
+        .first()
+    )
+    if row is None:
+        raise ControlError("not_found", f"no refund {refund_id!r} on this order", 404)
+    return row
+
+
+def refund_resolve_by_hand(row: Refund, spec: dict[str, Any], *, source: str) -> Refund:
+    """``{"fit": true}`` (cut each line to what the buyer paid) or ``{"refund_lines": […]}``
+    (new lines, by-hand shape): the seller resolves a PAUSED refund (409 otherwise)."""
+    unknown = sorted(set(spec) - {"fit", "refund_lines", "client_id", "seller"})
+    if unknown:
+        raise ControlError("bad_request", f"unknown fields: {', '.join(unknown)}", 400)
+    if (spec.get("fit") is True) == ("refund_lines" in spec):
+        raise ControlError("bad_request", 'give either "fit": true or "refund_lines"', 400)
+    lines = None
+    if "refund_lines" in spec:
+        v2 = v2_order_of(row.order)
+        lines = refund_resolve.lines_from_body(v2, _v2_lines(row.order, v2, spec["refund_lines"]))
+    return refund_resolve.refund_resolve(row, lines=lines, source=source)

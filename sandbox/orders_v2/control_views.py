@@ -206,6 +206,30 @@ def order_refund(request: HttpRequest, mp_order_number: str) -> JsonResponse:
     return JsonResponse(inspected_refund_json(row), status=201)
 
 
+@control(("POST",))
+def refund_resolve(request: HttpRequest, refund_id: str) -> JsonResponse:
+    """``POST /sandbox/api/refunds/{id}/resolve`` ``{"fit": true}`` or ``{"refund_lines":
+    […]}``: the seller resolves a PAUSED refund (back to CREATED, errors cleared)."""
+    body = json_object_body(request)
+    row = Refund.objects.select_related("order").filter(id=_refund_id(refund_id)).first()
+    if row is None:
+        raise ControlError("not_found", f"no refund {refund_id!r}", 404)
+    try:
+        row = after_sale_by_hand.refund_resolve_by_hand(row, body, source="control API")
+    except PackageError as exc:
+        raise ControlError(
+            "conflict" if exc.status == 409 else "bad_request",
+            exc.message,
+            exc.status,
+            fields=exc.fields,
+        ) from exc
+    return JsonResponse(inspected_refund_json(row))
+
+
+def _refund_id(raw: str) -> int:
+    return int(raw) if raw.isdigit() and len(raw) < 19 else -1
+
+
 def _limit(request: HttpRequest) -> int:
     try:
         return max(1, min(int(request.GET.get("limit", 100)), 1000))

@@ -27,14 +27,15 @@ from sandbox.orders_v2.tokens import active_tokens
 
 SERVICE_STATUSES = ("NEW", "READY", "COMPLETE", "CANCELLED", "")
 ORDERS_ON_PAGE = 200
+# v2 writes refund reasons in lower case (the reference's ``customer_cancelled``).
 REFUND_REASONS = (
-    "CUSTOMER_CANCELLED",
-    "OUT_OF_STOCK",
-    "PRICE_ERROR",
-    "SHIPPING_PRICE_ERROR",
-    "TAX_ERROR",
-    "COURTESY",
-    "OTHER",
+    "customer_cancelled",
+    "out_of_stock",
+    "price_error",
+    "shipping_price_error",
+    "tax_error",
+    "courtesy",
+    "other",
 )
 
 
@@ -310,7 +311,14 @@ def after_sale_context(order: V2Order) -> dict:
             for row in rows
         ],
         "refunds": [
-            {**refund_json(row), "read": row.read_in_state} for row in refund_rows.order_by("id")
+            {
+                **refund_json(row),
+                "read": row.read_in_state,
+                "pauses": row.pauses,
+                "paused_at": row.paused_at,
+                "lines": row.lines,
+            }
+            for row in refund_rows.order_by("id")
         ],
         "refund_reasons": REFUND_REASONS,
     }
@@ -377,7 +385,7 @@ def refund_post(request: HttpRequest, order_id: int) -> HttpResponse:
         return _return_op_refused(request, order, "the quantity must be a whole number", 400)
     line: dict[str, object] = {
         "feedamp_order_line_id": request.POST.get("line_id", ""),
-        "refund_reason": request.POST.get("refund_reason", "") or "OTHER",
+        "refund_reason": request.POST.get("refund_reason", "") or "other",
         "refund_quantity": int(quantity),
         "currency": order.order.placed.get("currency"),
     }

@@ -2,6 +2,7 @@
 forms that post the same. The rows are the marketplace-facing room's ``Refund`` (v1 lists
 them in ``GET /refunds``). Over-refunds are accepted: the platform does not check them."""
 
+import re
 from typing import Any
 
 from django.db import transaction
@@ -16,6 +17,7 @@ from sandbox.orders_v2.imports import event_add
 from sandbox.orders_v2.models import V2Order
 from sandbox.orders_v2.packages import PackageError
 
+_REASON = re.compile(r"^[a-z][a-z0-9_]*$")
 REFUND_KEYS = frozenset({"cp_refund_number", "refund_lines"})
 LINE_KEYS = frozenset(
     {"feedamp_order_line_id", "refund_reason", "refund_quantity", "currency", "refund_notes"}
@@ -50,7 +52,10 @@ def refund_parse(order: V2Order, body: Any) -> tuple[str, list[dict[str, Any]]]:
                 f"{path}.feedamp_order_line_id",
                 f"the order has no line {item.get('feedamp_order_line_id')!r}",
             )
-        _text(problems, item, "refund_reason", f"{path}.refund_reason", required=True)
+        reason = _text(problems, item, "refund_reason", f"{path}.refund_reason", required=True)
+        if reason is not None and not _REASON.match(reason):
+            # v2 writes reasons in lower case (``customer_cancelled``); v1 shows them upper.
+            problems.add(f"{path}.refund_reason", "lower case letters and _ (customer_cancelled)")
         _text(
             problems, item, "refund_notes", f"{path}.refund_notes", required=False, max_length=2000
         )

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from sandbox.orders_v2 import after_sale_views, control_views, page_views, views
+from sandbox.orders_v2 import after_sale_views, control_views, page_views, refund_pages, views
 
 api_urlpatterns = [
     # The seller-side order host's token call sits on its version-1 path (the contract).
@@ -85,6 +85,11 @@ control_urlpatterns = [
     ),
     path("sandbox/api/returns", control_views.returns_view, name="sandbox_returns"),
     path("sandbox/api/refunds", control_views.refunds_view, name="sandbox_refunds"),
+    path(
+        "sandbox/api/refunds/<str:refund_id>/resolve",
+        control_views.refund_resolve,
+        name="sandbox_refund_resolve",
+    ),
 ]
 
 page_urlpatterns = [
@@ -127,6 +132,11 @@ page_urlpatterns = [
     ),
     path(
         "sandbox/v2/orders/<int:order_id>/refunds", page_views.refund_post, name="sandbox_v2_refund"
+    ),
+    path(
+        "sandbox/v2/orders/<int:order_id>/refunds/<int:refund_id>/resolve",
+        refund_pages.refund_resolve_post,
+        name="sandbox_v2_refund_resolve",
     ),
 ]
 

@@ -164,9 +164,9 @@ class AfterSaleDesk:
         line = lines[self.rng.choice(sorted(plan.line_ids))]
         unit = _decimal(line.get("unit_price"))
         if plan.over:
-            item, reason, note = line_cost(line) + Decimal("10.00"), "PRICE_ERROR", "price error"
+            item, reason, note = line_cost(line) + Decimal("10.00"), "price_error", "price error"
         else:
-            item, reason, note = (unit / 2).quantize(Decimal("0.01")), "OTHER", "courtesy refund"
+            item, reason, note = (unit / 2).quantize(Decimal("0.01")), "other", "courtesy refund"
         body = {
             "cp_refund_number": f"{self.seller.name}-R{order_id}",
             "refund_lines": [

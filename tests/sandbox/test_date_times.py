@@ -190,7 +190,7 @@ def test_every_date_time_answered_is_rfc_3339_with_an_offset(
         for path, value in _date_like(body, ""):
             seen.add(f"{api}:{path.replace('[]', '')}")
             if (api == "v1" and path.endswith(".shipped_date")) or path.endswith(
-                (".request_date", ".respond_date")
+                (".request_date", ".respond_date", ".date_created")
             ):
                 ok = bool(PLAIN_DATE.fullmatch(value)) and bool(date.fromisoformat(value))
             else:

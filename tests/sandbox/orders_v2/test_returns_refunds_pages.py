@@ -126,7 +126,7 @@ def test_post_a_seller_refund_from_the_page_and_see_it_refused(
         "csrfmiddlewaretoken": csrf_token(page),
         "line_id": order["order_lines"][0]["id"],
         "refund_quantity": "1",
-        "refund_reason": "PRICE_ERROR",
+        "refund_reason": "price_error",
         "item_refund": "100.99",
         "refund_notes": "wrong price",
     }
@@ -140,10 +140,56 @@ def test_post_a_seller_refund_from_the_page_and_see_it_refused(
     path = f"/orders/PGR-3/refunds/{refund['feedamp_refund_id']}/errors"
     assert alice.call("POST", path, json=report).ok
     shown = web.get(url, timeout=10).text
-    assert "REFUSED" in shown
+    assert "PAUSED" in shown
     assert "exceeds the line&#x27;s cost (39.50)" in shown
+    refund_id = refund["feedamp_refund_id"]
+    assert f'id="refund-resolve-{refund_id}"' in shown
+    assert refund["merchant_refund_lines"][0]["reason"] == "PRICE_ERROR"
     bad = web.post(url + "refunds", data={**form, "item_refund": "lots"}, timeout=10)
     assert bad.status_code == 400
     state = web.get(sandbox.base_url + "/sandbox/", timeout=10).text
     assert "PGR-3" in state
     assert "EXCESS_ITEM_REFUND" in state
+
+
+def test_resolve_a_paused_refund_from_the_page(
+    alice: Api, seller: SellerApi, sandbox: SandboxProcess, web: requests.Session
+) -> None:
+    shipped_order(alice, sandbox, "PGR-4")
+    url = sandbox.base_url + _order_page(seller, "PGR-4")
+    made = sandbox.seller_refund(
+        "PGR-4", {"mp_line_number": "1", "refund_quantity": 1, "item_refund": "100.99"}
+    )
+    refund_id = made["feedamp_refund_id"]
+    path = f"/orders/PGR-4/refunds/{refund_id}"
+    report = [{"code": "EXCESS_ITEM_REFUND", "message": "100.99 over 43.00"}]
+    page = web.get(url, timeout=10).text
+    assert f'id="refund-resolve-{refund_id}"' not in page  # CREATED: nothing to resolve
+    assert alice.call("POST", path + "/errors", json=report).ok
+    page = web.get(url, timeout=10).text
+    assert f'id="refund-resolve-{refund_id}"' in page
+    assert "paused 1 time" in page
+    action = url + f"refunds/{refund_id}/resolve"
+    form = {"csrfmiddlewaretoken": csrf_token(page), "how": "lines", "item_refund-1": "lots"}
+    assert web.post(action, data=form, timeout=10).status_code == 400
+    assert alice.call("GET", path).json()["status"] == "PAUSED"
+    form = {
+        "csrfmiddlewaretoken": csrf_token(page),
+        "how": "lines",
+        "refund_quantity-1": "1",
+        "item_refund-1": "30.00",
+        "item_tax_refund-1": "0",
+    }
+    done = web.post(action, data=form, timeout=10)
+    assert done.status_code == 200
+    assert f"refund {refund_id} resolved: CREATED" in done.text
+    view = alice.call("GET", path).json()
+    assert (view["status"], view["errors"]) == ("CREATED", [])
+    assert view["merchant_refund_lines"][0]["item_refund"] == 30
+    assert web.post(action, data=form, timeout=10).status_code == 409
+    assert alice.call("POST", path + "/errors", json=report).ok
+    page = web.get(url, timeout=10).text
+    assert "paused 2 times" in page
+    fit = web.post(action, data={"csrfmiddlewaretoken": csrf_token(page), "how": "fit"})
+    assert fit.status_code == 200
+    assert alice.call("GET", path).json()["merchant_refund_lines"][0]["item_refund"] == 30

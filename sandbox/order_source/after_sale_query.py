@@ -1,0 +1,93 @@
+"""The query strings of ``GET /refunds`` and ``GET /returns``, read as the reference writes
+them: ISO 8601 date-times where a time without a zone is in America/New_York, a date alone
+the start of its day there (``created_after``) or its whole day (``created_before``), and an
+unknown parameter refused with 400 naming it and counted as a violation (a client that
+sends ``status`` or ``updated_after`` to the real platform lists every refund, or none).
+"""
+
+import re
+from datetime import date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+from django.http import HttpRequest, JsonResponse
+
+from sandbox.common import switches, violations
+from sandbox.common.errors import validation_error
+from sandbox.common.query_params import problems_message, query_params
+from sandbox.order_source.models import Grant
+
+# The reference: "format ISO 8601 default time zone is America/New_York".
+PLATFORM_ZONE = ZoneInfo("America/New_York")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+# Extended ISO 8601: a date, ``T``, hh:mm[:ss[.fraction]], then ``Z``, ``±hh:mm``, ``±hhmm``,
+# ``±hh`` or nothing.
+_DATETIME = re.compile(
+    r"^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)(Z|[+-]\d{2}(?::?\d{2})?)?$"
+)
+
+
+def iso_moment(value: str, *, end_of_day: bool) -> datetime | None:
+    """The instant an ISO 8601 date or date-time names (zone-less: America/New_York); a date
+    alone is its first instant, or with ``end_of_day`` its last. None when unreadable."""
+    if _DATE.match(value):
+        try:
+            day = date.fromisoformat(value)
+        except ValueError:
+            return None
+        if end_of_day:
+            after = datetime.combine(day + timedelta(days=1), time(), PLATFORM_ZONE)
+            return after - timedelta(microseconds=1)
+        return datetime.combine(day, time(), PLATFORM_ZONE)
+    match = _DATETIME.match(value)
+    if match is None:
+        return None
+    day_text, clock_text, zone = match.groups()
+    clock_text = re.sub(r"[.,](\d{1,6})\d*$", lambda m: "." + m.group(1).ljust(6, "0"), clock_text)
+    if zone in (None, ""):
+        suffix = ""
+    elif zone == "Z":
+        suffix = "+00:00"
+    else:
+        digits = zone[1:].replace(":", "")
+        suffix = f"{zone[0]}{digits[:2]}:{digits[2:] or '00'}"
+    try:
+        moment = datetime.fromisoformat(f"{day_text}T{clock_text}{suffix}")
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=PLATFORM_ZONE)
+
+
+def platform_date(moment: datetime) -> str:
+    """``date_created``: the calendar date of an instant in the platform's zone."""
+    return moment.astimezone(PLATFORM_ZONE).date().isoformat()
+
+
+def last_cursor(cursor: str | None) -> str | None:
+    """A page's ``next_cursor``: the last page says null (A) or ``""`` (B)."""
+    if cursor is None and switches.reading_b("after_sale_last_cursor"):
+        return ""
+    return cursor
+
+
+def refused_query(request: HttpRequest, grant: Grant, fields: dict[str, str]) -> JsonResponse:
+    """400 naming each refused parameter, counted as a violation."""
+    violations.violation_record(
+        kind=violations.AFTER_SALE_QUERY,
+        seller=grant.seller.username,
+        client_id=grant.client.client_id,
+        request_id=getattr(request, "sandbox_request_id", ""),
+        detail=f"{request.path}?{request.GET.urlencode()}: {problems_message(fields)}",
+    )
+    return validation_error(f"invalid query: {problems_message(fields)}", fields)
+
+
+def strict_params(
+    request: HttpRequest, allowed: frozenset[str]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """(the parameters, the problems): one not in ``allowed`` is named as unknown."""
+    params, problems = query_params(request, allowed)
+    named = ", ".join(sorted(allowed))
+    for name, problem in problems.items():
+        if problem == "unknown query parameter":
+            problems[name] = f"unknown query parameter (this listing takes {named})"
+    return params, problems
