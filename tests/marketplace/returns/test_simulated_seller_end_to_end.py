@@ -103,7 +103,7 @@ def test_the_simulator_authorizes_and_refunds_a_return_and_refunds_a_line_within
             ret = Return.objects.filter(order__mp_order_number="MP-SIM-R1").first()
             refund = SellerRefund.objects.filter(order__mp_order_number="MP-SIM-R1").first()
             return bool(
-                ret and ret.status == "COMPLETED" and refund and refund.status == "COMPLETED"
+                ret and ret.status == "COMPLETED" and refund and refund.status == "COMPLETE"
             )
 
         wait_for(
@@ -125,9 +125,10 @@ def test_the_simulator_authorizes_and_refunds_a_return_and_refunds_a_line_within
     )
 
 
-def test_the_simulator_rejects_a_return_and_its_over_refund_is_refused_and_not_paid(
+def test_the_simulator_rejects_a_return_and_its_over_refund_is_paused_and_not_paid(
     v2_seller: Platform, connected_seller: Any, api: Client, worker: Any
 ) -> None:
+    v2_seller.sandbox.readings(return_refusal="B")  # a refusal is a state only under B
     with simulator(
         v2_seller, return_reject_rate=1.0, seller_refund_rate=1.0, over_refund_rate=1.0
     ) as sim:
@@ -137,7 +138,7 @@ def test_the_simulator_rejects_a_return_and_its_over_refund_is_refused_and_not_p
         def done() -> bool:
             ret = Return.objects.filter(order__mp_order_number="MP-SIM-R2").first()
             refund = SellerRefund.objects.filter(order__mp_order_number="MP-SIM-R2").first()
-            return bool(ret and ret.status == "REJECTED" and refund and refund.status == "REFUSED")
+            return bool(ret and ret.status == "REJECTED" and refund and refund.status == "PAUSED")
 
         wait_for(
             lambda: _settled(done), timeout=60, what="rejected and refused", explain=sim.log_text
