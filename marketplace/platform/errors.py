@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 
 from marketplace.log_redaction import REDACTED, redact
+from marketplace.platform.error_bodies import error_body_parts
 
 
 class PlatformError(Exception):
@@ -80,7 +81,6 @@ class PlatformMalformedResponse(PlatformError):
 # (RFC 6749 section 5.2 answers them with 400; the platform documents 401).
 AUTH_ERROR_CODES = frozenset({"invalid_grant", "invalid_client", "unauthorized_client"})
 # An error code is a word (``invalid_grant``); anything else is not kept as one.
-_ERROR_CODE = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 
 
 def retry_after_seconds(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
@@ -143,28 +143,25 @@ def error_body_message(
 ) -> tuple[str, str | None]:
     """(message, code) from an error answer, fit for records a person reads.
 
-    Only what the documents define is taken from the body: a JSON ``error_description``,
-    ``message``, ``detail`` or ``error``, scrubbed of anything token-like. Any other body
-    (an HTML page, a PHP notice, JSON without those fields) is described, never quoted:
-    it may echo what we sent, secrets included.
+    Only what the documents define is taken from the body: the messages and codes of any
+    JSON error shape the platform uses (``error_bodies``), scrubbed of anything
+    token-like. Any other body (an HTML page, a PHP notice, JSON without those fields) is
+    described by status, size and type, never quoted: it may echo what we sent, secrets
+    included.
     """
     text = body.decode("utf-8", errors="replace") if isinstance(body, bytes) else body or ""
     try:
         data = json.loads(text) if text.strip() else None
     except ValueError:
-        data = None
-    if isinstance(data, dict):
-        code = data.get("error") if isinstance(data.get("error"), str) else None
-        if code is not None and not _ERROR_CODE.match(code):
-            code = None
-        for key in ("error_description", "message", "detail", "error"):
-            value = data.get(key)
-            if isinstance(value, str) and value:
-                return platform_text(value), code
-        return f"the platform answered {status} without a message", code
-    if data is not None:
-        return f"the platform answered {status} without a message", None
-    return answer_description(status=status, body=body, content_type=content_type), None
+        return answer_description(status=status, body=body, content_type=content_type), None
+    if data is None:
+        return answer_description(status=status, body=body, content_type=content_type), None
+    messages, code = error_body_parts(data)
+    if messages:
+        return platform_text("; ".join(messages)), code
+    size = len(text.encode())
+    kind = (content_type or "").split(";")[0].strip() or "no content type"
+    return f"the platform answered {status} without a message ({size} bytes of JSON, {kind})", code
 
 
 def platform_error_for_response(

@@ -5,9 +5,12 @@ Facts from the contract (shared/spec/order-source-contract.md):
 
 * authorize: ``GET {base}/authorize?response_type=code&client_id&redirect_url&state`` —
   the parameter is ``redirect_url`` (not ``redirect_uri``) and there is no ``scope``.
-* token: ``POST {base}/access_token``, form-encoded, client credentials in the body
+* token: ``POST {base}/access_token``, client credentials in the body
   (``client_secret_post``), answering ``{access_token, token_type, refresh_token,
-  expires_in}``; 401 on bad credentials, code or refresh token.
+  expires_in}``; 401 on bad credentials, code or refresh token. The references disagree on
+  the body (form-encoded on the older page, JSON on the current one): the setting
+  ``PLATFORM_TOKEN_BODY`` (``form`` by default, or ``json``) picks it; the fields are the
+  same, so Authlib still builds them and a client auth method of ours re-encodes them.
 
 ``{base}`` is ``settings.PLATFORM_OAUTH_BASE_URL`` (by default the order interface's
 base), so pointing the order calls at another version does not move the grant.
@@ -20,10 +23,11 @@ status only: the form carries the client secret and the grant) and the error map
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, parse_qsl, urlsplit
 
 import requests
 from authlib.integrations.base_client import OAuthError
@@ -127,17 +131,37 @@ class _AuthlibClient(OAuth2Client):
     oauth_error_class = OAuthError
 
 
+JSON_AUTH_METHOD = "client_secret_post_json"
+
+
+@sensitive_variables()
+def _client_secret_post_json(
+    client: Any, method: str, uri: str, headers: dict[str, str], body: str | None
+) -> tuple[str, dict[str, str], str]:
+    """``client_secret_post`` with the body sent as a JSON object instead of a form: the
+    fields Authlib built (``grant_type``, ``code`` or ``refresh_token``), and the client's
+    credentials. Authlib calls it as the request is prepared (requests then recomputes
+    Content-Length)."""
+    fields = dict(parse_qsl(body or "", keep_blank_values=True))
+    fields.update(client_id=client.client_id, client_secret=client.client_secret or "")
+    headers["Content-Type"] = "application/json"
+    return uri, headers, json.dumps(fields)
+
+
 def _client(transport: TokenTransport | None = None) -> _AuthlibClient:
     # A new client per call: Authlib keeps the last token on the client object, so a
     # shared one could hand one caller another caller's token. The HTTP session (keep-
     # alive) is the transport's, one per thread.
-    return _AuthlibClient(
+    as_json = settings.PLATFORM_TOKEN_BODY == "json"
+    client = _AuthlibClient(
         transport or TokenTransport(),
         client_id=settings.PLATFORM_CLIENT_ID,
         client_secret=settings.PLATFORM_CLIENT_SECRET,
-        # The platform takes the client secret in the form body, not HTTP Basic.
-        token_endpoint_auth_method="client_secret_post",
+        # The platform takes the client secret in the body, not HTTP Basic.
+        token_endpoint_auth_method=JSON_AUTH_METHOD if as_json else "client_secret_post",
     )
+    client.register_client_auth_method((JSON_AUTH_METHOD, _client_secret_post_json))
+    return client
 
 
 @sensitive_variables()
@@ -178,6 +202,9 @@ def _call(send: Callable[[], Mapping[str, Any]], *, require_refresh_token: bool)
     try:
         data = send()
     except PlatformError as exc:
+        if exc.status in (400, 415) and exc.code == "invalid_request":
+            # Most likely the body's encoding (the references disagree): say which we sent.
+            exc.message += f" (sent as {settings.PLATFORM_TOKEN_BODY}: see PLATFORM_TOKEN_BODY)"
         raise exc.with_traceback(None) from None
     except (ValueError, TypeError, KeyError):
         # The transport accepted the HTTP answer, so Authlib choked on its fields

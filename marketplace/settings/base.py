@@ -33,6 +33,7 @@ ENV_VARS = (
     "PLATFORM_CLIENT_ID",
     "PLATFORM_CLIENT_SECRET",
     "PLATFORM_REDIRECT_URL",
+    "PLATFORM_TOKEN_BODY",
     "TOKEN_ENCRYPTION_KEYS",
     "EMAIL_URL",
     "DEFAULT_FROM_EMAIL",
@@ -79,6 +80,13 @@ PLATFORM_OAUTH_BASE_URL = (
 PLATFORM_REDIRECT_URL = env.str(
     "PLATFORM_REDIRECT_URL", default=f"{APP_BASE_URL}/sellers/connection/callback/"
 )
+# The body of POST /access_token: the platform's references disagree (the older page sends
+# it form-encoded, the current one JSON). "form" (default) or "json"; same fields either way.
+PLATFORM_TOKEN_BODY = env.str("PLATFORM_TOKEN_BODY", default="form")
+if PLATFORM_TOKEN_BODY not in {"form", "json"}:
+    raise ImproperlyConfigured(
+        f"PLATFORM_TOKEN_BODY must be form or json, not {PLATFORM_TOKEN_BODY!r}"
+    )
 # The Authentication and Platform API groups (API token in x-api-key): one base for both.
 PLATFORM_API_BASE_URL = env.str(
     "PLATFORM_API_BASE_URL", default=f"http://127.0.0.1:{SANDBOX_PORT}/api.php"

@@ -66,6 +66,21 @@ def api_token(request: HttpRequest) -> PlatformToken:
     return token
 
 
+def api_key_token(request: HttpRequest) -> PlatformToken:
+    """As ``api_token`` for the one call the interface document's table lists with
+    ``x-api-key`` alone (``GET /user/accounts``): the Bearer header may be absent, but if
+    sent it must name the same token."""
+    key = request.META.get("HTTP_X_API_KEY", "").strip()
+    bearer = _bearer(request)
+    if not key or (bearer is not None and bearer != key):
+        _header_breach(request, key, bearer)
+        raise ApiError(INVALID_TOKEN, 401)
+    token = token_find(key)
+    if token is None or token.revoked_at is not None:
+        raise ApiError(INVALID_TOKEN, 401)
+    return token
+
+
 def _limited(group: str) -> Around:
     """The group's rate limit around the query check and the view: per API token, or per
     address for the unauthenticated login. Its headers go on every answer it lets through
@@ -89,12 +104,20 @@ def _limited(group: str) -> Around:
     return around
 
 
-def platform_user(request: HttpRequest) -> PlatformUser:
-    """The auth hook: the user of the request's active API token (ApiError 401 if none)."""
-    token = api_token(request)
+def _user_of(request: HttpRequest, token: PlatformToken) -> PlatformUser:
     PlatformToken.objects.filter(id=token.id).update(last_used_at=clock.now())
     request.platform_token = token
     return token.user
+
+
+def platform_user(request: HttpRequest) -> PlatformUser:
+    """The auth hook: the user of the request's active API token (ApiError 401 if none)."""
+    return _user_of(request, api_token(request))
+
+
+def platform_user_key_only(request: HttpRequest) -> PlatformUser:
+    """The auth hook of ``GET /user/accounts``: ``x-api-key`` alone is enough."""
+    return _user_of(request, api_key_token(request))
 
 
 def _answer(exc: Exception) -> HttpResponse | None:
@@ -119,14 +142,17 @@ def platform_endpoint(
     authenticated: bool = True,
     parameters: frozenset[str] | None = frozenset(),
     pass_params: bool = False,
+    key_only: bool = False,
 ) -> Callable[[View], View]:
     """The common endpoint for /api.php: authenticated views get the ``PlatformUser``
     after the request (and the query parameters with ``pass_params``); the query string is
-    strict (``parameters``: what the endpoint takes; None leaves it to the view)."""
+    strict (``parameters``: what the endpoint takes; None leaves it to the view).
+    ``key_only``: ``x-api-key`` alone authenticates (``GET /user/accounts`` only)."""
+    hook = platform_user_key_only if key_only else platform_user
     return endpoint(
         methods=methods,
         errors=ERRORS,
-        auth=platform_user if authenticated else None,
+        auth=hook if authenticated else None,
         parameters=parameters,
         pass_params=pass_params,
         around=_limited(group),

@@ -24,7 +24,9 @@ def login_view(request: HttpRequest) -> HttpResponse:
     return strings_response(login(body=json_object_body(request)))
 
 
-@platform_endpoint(group="accounts", methods=("GET",))
+# The interface document's table lists this call with ``x-api-key`` alone; the other
+# accounts calls need both headers like every Platform call (platform-api-contract.md).
+@platform_endpoint(group="accounts", methods=("GET",), key_only=True)
 def _user_accounts(request: HttpRequest, user: PlatformUser) -> HttpResponse:
     return strings_response([_account_json(a) for a in user.accounts.order_by("id")])
 

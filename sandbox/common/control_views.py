@@ -88,3 +88,15 @@ def readings(request: HttpRequest) -> JsonResponse:
         except switches.ReadingError as exc:
             raise BadBody(str(exc)) from exc
     return JsonResponse({"readings": dict(switches.current.readings)})
+
+
+@control(("POST", "GET"))
+def token_body(request: HttpRequest) -> JsonResponse:
+    """``POST {"reading": "A" | "B" | "C"}``: the token call takes both bodies, JSON only
+    or form only."""
+    if request.method == "POST":
+        try:
+            switches.set_token_body(json_object_body(request).get("reading"))  # type: ignore[arg-type]
+        except switches.ReadingError as exc:
+            raise BadBody(str(exc)) from exc
+    return JsonResponse({"reading": switches.current.token_body})

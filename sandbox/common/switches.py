@@ -84,7 +84,36 @@ READING_POINTS = (
     "complete_answer",
     "refund_notes_empty",
 )
+# The readings of issue 29 (dates, cursors, the Platform API's answers, EDRTS jobs): the
+# client must work under both.
+# * date_format: a date-time a client sends to the order interface must be exactly
+#   ``YYYY-MM-DDTHH:MM:SSZ`` (A; 400 naming the field) or any RFC 3339 date-time, and for
+#   the listing filters a zone-less time read in America/New_York (B). A value in another
+#   form counts a ``date_format`` violation under both.
+# * next_cursor_last: the last page of a listing answers ``next_cursor`` null (A) or ``""``
+#   (B; the reference types it a string and shows no null).
+# * import_file_location: an import reads back ``file_location`` as sent (A) or as
+#   ``preprocess_script`` with ``import_info``/``preprocess_info`` objects (B).
+# * export_log_time: ``last_log.time`` is RFC 3339 with an offset (A) or
+#   ``2023-01-29 00:02:53``, UTC without a zone (B).
+# * unset_schedule_cron: a schedule call that unsets (``-1``) answers ``cron`` null (A) or
+#   still shows the cron it had (B).
+# * edrts_job_path: a job is read at ``GET /db/{db_id}/{correlation_id}`` only (A) or also
+#   at the older ``/db/{db_id}/{correlation_id}/{batch_index}`` (B).
+SPEC_29_POINTS = (
+    "date_format",
+    "next_cursor_last",
+    "import_file_location",
+    "export_log_time",
+    "unset_schedule_cron",
+    "edrts_job_path",
+)
+READING_POINTS += SPEC_29_POINTS
 READINGS = ("A", "B")
+# The token call's body (contract: the references disagree): both accepted (A), JSON only
+# (B), form only (C). Its own switch, not a point of "all": the app sends one body, set by
+# its PLATFORM_TOKEN_BODY, so a run under "all B" must not refuse its sign-in.
+TOKEN_BODY_READINGS = ("A", "B", "C")
 
 
 def _all_a() -> dict[str, str]:
@@ -99,6 +128,7 @@ class Switches:
     additive_fields: bool = False
     retry_grace_seconds: float = DEFAULT_RETRY_GRACE_SECONDS
     readings: dict[str, str] = field(default_factory=_all_a)
+    token_body: str = "A"
 
 
 _lock = threading.Lock()
@@ -151,6 +181,13 @@ def readings_set(changes: dict[str, object]) -> dict[str, str]:
         return dict(current.readings)
 
 
+def set_token_body(reading: str) -> None:
+    if reading not in TOKEN_BODY_READINGS:
+        raise ReadingError('token_body: the reading must be "A", "B" or "C"')
+    with _lock:
+        current.token_body = reading
+
+
 def reading_b(point: str) -> bool:
     """Whether ``point`` is switched to reading B (a KeyError names a misspelt point)."""
     return current.readings[point] == "B"
@@ -159,6 +196,7 @@ def reading_b(point: str) -> bool:
 def reset() -> None:
     with _lock:
         current.readings = _all_a()
+        current.token_body = "A"
         current.rotation_enabled = True
         current.auto_ship_seconds = _initial_auto_ship()
         current.additive_fields = _initial_additive_fields()
@@ -172,4 +210,5 @@ def snapshot() -> dict:
         "additive_fields": current.additive_fields,
         "retry_grace_seconds": current.retry_grace_seconds,
         "readings": dict(current.readings),
+        "token_body": current.token_body,
     }

@@ -18,6 +18,7 @@ urlpatterns = [
         name="sandbox_additive_fields",
     ),
     path("sandbox/api/readings", control_views.readings, name="sandbox_readings"),
+    path("sandbox/api/token-body", control_views.token_body, name="sandbox_token_body"),
     path("sandbox/api/retry-grace", control_views.retry_grace, name="sandbox_retry_grace"),
     path("sandbox/api/rate-limits", api_control.rate_limits_view, name="sandbox_rate_limits"),
 ]

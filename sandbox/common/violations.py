@@ -24,6 +24,9 @@ Kinds:
 * ``complete_unread``: a refund or return marked complete that the marketplace never read
   (no GET of it, its order's list or a listing holding it) since it reached its state;
   accepted.
+* ``date_format``: a date-time sent to the order interface (an order's dates, a listing's
+  ``*_after`` filter) in another form than ``YYYY-MM-DDTHH:MM:SSZ`` (``wire_dates``; refused
+  under the date_format point's reading A, taken under B).
 
 After-sale (returns and refunds; each request is also refused 400):
 * ``after_sale_query``: ``GET /refunds`` or ``GET /returns`` with a query parameter the
@@ -55,6 +58,7 @@ COMPLETE_UNREAD = "complete_unread"
 # After-sale (returns and refunds).
 AFTER_SALE_QUERY = "after_sale_query"
 RETURN_WITHOUT_ORDER_NUMBER = "return_without_order_number"
+DATE_FORMAT = "date_format"
 KINDS = (
     EARLY_RETRY,
     SHIPPED_WHILE_UNFULFILLED,
@@ -69,6 +73,7 @@ KINDS = (
     COMPLETE_UNREAD,
     AFTER_SALE_QUERY,
     RETURN_WITHOUT_ORDER_NUMBER,
+    DATE_FORMAT,
 )
 RECENT_SIZE = 500
 

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_http_methods
 from sandbox.common.secrets_hashing import password_matches, secret_matches
 from sandbox.order_source import grants
 from sandbox.order_source.models import Client, Seller
+from sandbox.order_source.token_body import TokenBodyError, token_fields
 
 SESSION_SELLER_KEY = "sandbox_seller_id"
 
@@ -117,10 +118,10 @@ def _oauth_error(error: str, description: str, status: int) -> JsonResponse:
     return response
 
 
-def _client_credentials(request: HttpRequest) -> tuple[str, str] | None:
+def _client_credentials(request: HttpRequest, fields: dict[str, str]) -> tuple[str, str] | None:
     """client_secret_post (the platform's way) or HTTP Basic; None when malformed."""
-    form_id = request.POST.get("client_id")
-    form_secret = request.POST.get("client_secret")
+    form_id = fields.get("client_id")
+    form_secret = fields.get("client_secret")
     header = request.META.get("HTTP_AUTHORIZATION", "")
     if header.lower().startswith("basic "):
         try:
@@ -139,14 +140,13 @@ def _client_credentials(request: HttpRequest) -> tuple[str, str] | None:
 @csrf_exempt
 @require_http_methods(["POST"])
 def access_token(request: HttpRequest) -> JsonResponse:
-    content_type = request.content_type or ""
-    if content_type != "application/x-www-form-urlencoded":
-        return _oauth_error(
-            "invalid_request", "the token request must be application/x-www-form-urlencoded", 400
-        )
-    grant_type = request.POST.get("grant_type", "")
+    try:
+        fields = token_fields(request)
+    except TokenBodyError as exc:
+        return _oauth_error("invalid_request", str(exc), 400)
+    grant_type = fields.get("grant_type", "")
     grants.count(f"token_request:{grant_type or 'missing'}")
-    credentials = _client_credentials(request)
+    credentials = _client_credentials(request, fields)
     if credentials is None:
         return _oauth_error("invalid_client", "client_id and client_secret are required", 401)
     client_id, client_secret = credentials
@@ -155,16 +155,16 @@ def access_token(request: HttpRequest) -> JsonResponse:
         return _oauth_error("invalid_client", "unknown client or wrong client_secret", 401)
     try:
         if grant_type == "authorization_code":
-            code = request.POST.get("code", "")
+            code = fields.get("code", "")
             if not code:
                 return _oauth_error("invalid_request", "code is required", 400)
             issued = grants.code_exchange(
                 client=client,
                 code=code,
-                redirect_url=request.POST.get("redirect_url") or request.POST.get("redirect_uri"),
+                redirect_url=fields.get("redirect_url") or fields.get("redirect_uri"),
             )
         elif grant_type == "refresh_token":
-            refresh_token = request.POST.get("refresh_token", "")
+            refresh_token = fields.get("refresh_token", "")
             if not refresh_token:
                 return _oauth_error("invalid_request", "refresh_token is required", 400)
             issued = grants.refresh_exchange(

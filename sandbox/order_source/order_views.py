@@ -6,16 +6,18 @@ its token; anything else is 404, never 403 (no hint that an order exists elsewhe
 
 import re
 from datetime import datetime
+from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.http import HttpRequest, JsonResponse
 
-from sandbox.common import clock, violations
+from sandbox.common import clock, switches, violations
 from sandbox.common.endpoint import ErrorShape, endpoint
 from sandbox.common.errors import method_not_allowed, query_refused, validation_error
 from sandbox.common.json_bodies import BadBody, error_response, json_body
 from sandbox.common.query_params import problems_message
+from sandbox.common.wire_dates import NEW_YORK, sent_datetime
 from sandbox.order_source.bearer import bearer_grant
 from sandbox.order_source.fulfillment import (
     FILTER_NAMES,
@@ -28,9 +30,9 @@ from sandbox.order_source.models import ErrorReport, Grant, Order, OrderStateCha
 from sandbox.order_source.state_changes import marketplace_state_changed
 from sandbox.order_source.validation import (
     changed_paths,
+    dates_off_wire,
     error_report_problems,
     order_problems,
-    parse_datetime,
     transition_problem,
 )
 
@@ -77,6 +79,7 @@ def order_detail(request: HttpRequest, grant: Grant, mp_order_number: str) -> Js
         order = _own_order(grant, mp_order_number)
         return JsonResponse(order_json(order)) if order else _not_found(mp_order_number)
     body = json_body(request)
+    _count_off_wire(request, grant, dates_off_wire(body), body)
     problems = order_problems(body, path_number=mp_order_number)
     if problems:
         return validation_error("the order is invalid", dict(problems))
@@ -162,7 +165,27 @@ def _check_shipped(
         )
 
 
-def _list_filters(params: dict[str, str], fields: dict[str, str]) -> tuple[Q, int]:
+def _count_off_wire(
+    request: HttpRequest, grant: Grant, keys: list[str], values: dict[str, Any]
+) -> None:
+    """A ``date_format`` violation for each date-time sent in another form than
+    ``YYYY-MM-DDTHH:MM:SSZ`` (refused under reading A, taken under B)."""
+    for key in keys:
+        violations.violation_record(
+            kind=violations.DATE_FORMAT,
+            seller=grant.seller.username,
+            client_id=grant.client.client_id,
+            request_id=getattr(request, "sandbox_request_id", ""),
+            detail=f"{request.method} {request.path}: {key} sent as {str(values.get(key))[:60]!r}",
+        )
+
+
+def _list_filters(
+    params: dict[str, str], fields: dict[str, str], off_wire: list[str] | None = None
+) -> tuple[Q, int]:
+    """The listing's query and page size; ``fields`` gets the refused parameters and
+    ``off_wire`` the date-times not sent as ``YYYY-MM-DDTHH:MM:SSZ``."""
+    off_wire = [] if off_wire is None else off_wire
     query = Q()
     page_size = PAGE_SIZE_DEFAULT
     if "page_size" in params:
@@ -182,16 +205,20 @@ def _list_filters(params: dict[str, str], fields: dict[str, str]) -> tuple[Q, in
         if any(s not in FILTER_NAMES for s in statuses):
             fields["fulfillment_status"] = f"comma-separated values of {', '.join(FILTER_NAMES)}"
         query &= Q(fulfillment_status__in=statuses)
+    # "On or after" (reference, …/orders/get-orders); a time without a zone is read in
+    # America/New_York (under the lenient reading of date_format; refused under A).
     for key, lookup in (
-        ("imported_after", "imported_at__gt"),
-        ("seller_updated_after", "seller_updated_at__gt"),
+        ("imported_after", "imported_at__gte"),
+        ("seller_updated_after", "seller_updated_at__gte"),
     ):
         if key in params:
-            moment = parse_datetime(params[key])
-            if moment is None:
-                fields[key] = "must be an RFC 3339 date-time with an offset (URL-encode the '+')"
+            sent = sent_datetime(params[key], zone_less=NEW_YORK)
+            if not sent.exact:
+                off_wire.append(key)
+            if sent.moment is None:
+                fields[key] = f"{sent.problem} (URL-encode a '+')"
             else:
-                query &= Q(**{lookup: moment})
+                query &= Q(**{lookup: sent.moment})
     if "has_errors" in params:
         value = params["has_errors"]
         if value not in ("true", "false"):
@@ -218,7 +245,9 @@ def _list_filters(params: dict[str, str], fields: dict[str, str]) -> tuple[Q, in
 )
 def orders_list(request: HttpRequest, grant: Grant, params: dict[str, str]) -> JsonResponse:
     fields: dict[str, str] = {}
-    query, page_size = _list_filters(params, fields)
+    off_wire: list[str] = []
+    query, page_size = _list_filters(params, fields, off_wire)
+    _count_off_wire(request, grant, off_wire, params)
     if fields:
         return validation_error(f"invalid query: {problems_message(fields)}", fields)
     rows = list(
@@ -227,10 +256,11 @@ def orders_list(request: HttpRequest, grant: Grant, params: dict[str, str]) -> J
         )[: page_size + 1]
     )
     page, more = rows[:page_size], len(rows) > page_size
+    last_page = "" if switches.reading_b("next_cursor_last") else None
     return JsonResponse(
         {
             "orders": [order_json(order) for order in page],
-            "next_cursor": cursor_encode(page[-1].sort_at, page[-1].id) if more else None,
+            "next_cursor": cursor_encode(page[-1].sort_at, page[-1].id) if more else last_page,
         }
     )
 

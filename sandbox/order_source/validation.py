@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from sandbox.common.iso_codes import COUNTRIES_ALPHA3, CURRENCIES
+from sandbox.common.wire_dates import sent_datetime
 
 MARKETPLACE_STATES = ("PENDING", "AWAITING_SHIPMENT", "SHIPPED", "CANCELLED")
 TERMINAL_STATES = ("SHIPPED", "CANCELLED")
@@ -124,10 +125,19 @@ def _datetime_field(problems: Problems, data: dict, key: str, *, required: bool)
         if required:
             problems.add(key, "required")
         return None
-    parsed = parse_datetime(value)
-    if parsed is None:
-        problems.add(key, "must be an RFC 3339 date-time with an offset")
-    return parsed
+    sent = sent_datetime(value)
+    if sent.problem:
+        problems.add(key, sent.problem)
+    return sent.moment
+
+
+def dates_off_wire(body: Any) -> list[str]:
+    """The order's date-time fields sent in another form than ``YYYY-MM-DDTHH:MM:SSZ``
+    (refused under reading A, taken under B: counted as violations either way)."""
+    if not isinstance(body, dict):
+        return []
+    keys = ("purchase_date", *(key for pair in DATE_WINDOWS for key in pair))
+    return [key for key in keys if key in body and not sent_datetime(body[key]).exact]
 
 
 def _customer(problems: Problems, body: dict) -> None:

@@ -7,6 +7,7 @@ import copy
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -26,7 +27,7 @@ _ORDER: dict[str, Any] = {
         "phone": "+44 20 7946 0000",
         "vat": None,
     },
-    "purchase_date": "2024-04-18T10:15:00+00:00",
+    "purchase_date": "2024-04-18T10:15:00Z",
     "currency": "EUR",
     "shipping_address": {
         "full_name": "Ada Lovelace",
@@ -63,6 +64,12 @@ _ORDER: dict[str, Any] = {
     ],
     "marketplace_state": "AWAITING_SHIPMENT",
 }
+
+
+def wire(moment: str) -> str:
+    """An RFC 3339 text (the sandbox's ``now``) as the order interface takes a date-time:
+    UTC, ``Z``, whole seconds (truncated: never later than ``moment``)."""
+    return datetime.fromisoformat(moment).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def order_body(number: str, **overrides: Any) -> dict[str, Any]:

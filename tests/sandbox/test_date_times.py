@@ -39,12 +39,13 @@ DATE_LIKE = re.compile(r"\d{4}-\d{2}-\d{2}")
 RFC_3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})")
 PLAIN_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 USERNAME, PASSWORD, EMAIL = "dates-api", "dates-api-pass", "dates@mp.example"
+# Sent as the order interface asks (UTC, ``Z``, whole seconds: ``wire_dates``).
 WINDOWS = {
-    "purchase_date": "2024-04-18T10:15:00+02:00",
+    "purchase_date": "2024-04-18T08:15:00Z",
     "earliest_ship_date": "2024-04-19T08:00:00Z",
-    "latest_ship_date": "2024-04-20T18:00:00+00:00",
-    "earliest_delivery_date": "2024-04-21T08:00:00-05:00",
-    "latest_delivery_date": "2024-04-23T18:00:00+01:00",
+    "latest_ship_date": "2024-04-20T18:00:00Z",
+    "earliest_delivery_date": "2024-04-21T13:00:00Z",
+    "latest_delivery_date": "2024-04-23T17:00:00Z",
 }
 
 

@@ -5,8 +5,14 @@ Cost follows change, not history
 The contract's listing filter is ``seller_updated_after``, but its order shape carries no
 per-order update time. So the cursor is *our* clock: the moment a pull asked for its
 first listing, saved only when that pull completes; the next pull lists orders changed
-after it, less ``PULL_CURSOR_OVERLAP`` (clock skew between us and the platform). An
-order the seller changed while a pull ran is listed again by the next one.
+on or after it (the platform's reading of the filter), less ``PULL_CURSOR_OVERLAP`` (clock
+skew between us and the platform), sent in whole UTC seconds (``platform.dates.to_wire``
+truncates, so the filter only ever moves earlier). An order the seller changed while a
+pull ran, or at the boundary's very second, is listed again by the next one: harmless,
+its digest is unchanged. Pages follow the platform's opaque ``next_cursor`` (null, absent
+or ``""`` ends the listing), never a time taken from an order, so many orders changed in
+the same second cannot hold the pull on one page; a ``next_cursor`` equal to the one sent
+stops the pull rather than loop.
 
 Each listed order carries its ``fulfillments`` (the contract's order shape); their digest
 against the stored one decides whether anything changed, so an unchanged order re-listed
@@ -330,7 +336,13 @@ def _pull_listing(
         with platform_calls_buffered():  # one call-log INSERT per page
             failed += _pull_page(client, seller_id, page, result)
         result.pages += 1
-        page_cursor = page.get("next_cursor") or None
+        sent_cursor, page_cursor = page_cursor, page.get("next_cursor") or None
+        if page_cursor is not None and page_cursor == sent_cursor:
+            # The same page again would come back for ever: stop, and start the listing
+            # from the cursor time next time (nothing of this page is lost: it was read).
+            _pull_save(seller_id=seller_id, token=claim.token, resume_cursor="",
+                       resume_since=None, resume_started_at=None, retry_numbers=failed)  # fmt: skip
+            raise _PullStopped("the listing answered the cursor it was given; the pull stops")
         if len(failed) > settings.PULL_RETRY_NUMBERS_MAX:
             raise _PullStopped(f"{len(failed)} orders could not be read; the pull stops")
         if page_cursor:

@@ -115,7 +115,7 @@ def test_a_call_without_the_bearer_header_would_be_refused_and_counted(
     token = sandbox.platform_login(USERNAME, PASSWORD, EMAIL, name="app")
 
     response = sandbox.http.get(
-        sandbox.platform_url + "/user/accounts", headers={"x-api-key": token}, timeout=10
+        sandbox.platform_url + "/user/list-accounts", headers={"x-api-key": token}, timeout=10
     )
 
     assert response.status_code == 401

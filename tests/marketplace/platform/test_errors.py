@@ -65,7 +65,9 @@ def test_json_without_a_message_is_not_quoted_and_an_odd_error_code_is_dropped()
     assert error.code is None
     assert TOKEN not in str(error)
     silent = platform_error_for_response(status=409, headers={}, body=f'{{"token": "{TOKEN}"}}')
-    assert silent.message == "the platform answered 409 without a message"
+    assert silent.message == (
+        "the platform answered 409 without a message (45 bytes of JSON, no content type)"
+    )
 
 
 @pytest.mark.parametrize("status", [401, 500])

@@ -137,7 +137,7 @@ def test_calls_need_the_token_in_both_headers_else_401_and_a_violation(
     sandbox: SandboxProcess,
 ) -> None:
     api = platform_for(sandbox)
-    url = sandbox.platform_url + "/user/accounts"
+    url = sandbox.platform_url + "/user/list-accounts"
     before = sandbox.violations()["by_kind"]["api_token_headers"]
 
     refused = {
@@ -146,10 +146,10 @@ def test_calls_need_the_token_in_both_headers_else_401_and_a_violation(
         "bearer_only": requests.get(
             url, headers={"Authorization": f"Bearer {api.token}"}, timeout=10
         ),
-        "differ": api.call("GET", "/user/accounts", headers={"Authorization": "Bearer other"}),
+        "differ": api.call("GET", "/user/list-accounts", headers={"Authorization": "Bearer other"}),
         "unknown": requests.get(url, headers=_both("nope"), timeout=10),
     }
-    both_equal = api.call("GET", "/user/accounts")
+    both_equal = api.call("GET", "/user/list-accounts")
 
     for name, response in refused.items():
         assert response.status_code == 401, name
@@ -165,6 +165,33 @@ def test_calls_need_the_token_in_both_headers_else_401_and_a_violation(
     assert recent[2]["detail"].endswith("x-api-key without Authorization: Bearer")
     assert recent[3]["detail"].endswith("neither x-api-key nor Authorization: Bearer")
     assert recent[3]["seller"] == ""
+
+
+def test_user_accounts_takes_x_api_key_alone_as_the_interface_table_lists_it(
+    sandbox: SandboxProcess,
+) -> None:
+    api = platform_for(sandbox)
+    before = sandbox.violations()["by_kind"]["api_token_headers"]
+    key_only = {"x-api-key": api.token}
+
+    accounts = requests.get(sandbox.platform_url + "/user/accounts", headers=key_only, timeout=10)
+    with_bearer = api.call("GET", "/user/accounts")
+    other_bearer = api.call("GET", "/user/accounts", headers={"Authorization": "Bearer other"})
+    listed = requests.get(
+        sandbox.platform_url + "/user/list-accounts", headers=key_only, timeout=10
+    )
+    account_id = accounts.json()[0]["id"]
+    dbs = requests.get(
+        sandbox.platform_url + f"/accounts/{account_id}/dbs", headers=key_only, timeout=10
+    )
+
+    assert accounts.status_code == 200, accounts.text
+    assert accounts.json() == with_bearer.json()
+    assert other_bearer.status_code == 401  # two different tokens stay refused
+    assert listed.status_code == 401
+    assert dbs.status_code == 401
+    # Only the other two calls (and the differing tokens) are header breaches.
+    assert sandbox.violations()["by_kind"]["api_token_headers"] == before + 3
 
 
 def test_login_needs_no_token_headers(sandbox: SandboxProcess) -> None:

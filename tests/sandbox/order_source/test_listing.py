@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.sandbox.conftest import Api, order_body
+from tests.sandbox.conftest import Api, order_body, wire
 from tests.sandbox_process import SandboxProcess
 
 
@@ -98,7 +98,7 @@ def test_filter_by_fulfillment_status(alice: Api, sandbox: SandboxProcess) -> No
 def test_filter_imported_after(alice: Api, sandbox: SandboxProcess) -> None:
     alice.put_order(order_body("I-1"))
     sandbox.shift_clock(60)
-    boundary = sandbox.state()["now"]
+    boundary = wire(sandbox.state()["now"])
     sandbox.shift_clock(1)
     alice.put_order(order_body("I-2"))
     response = alice.call("GET", "/orders", params={"imported_after": boundary})
@@ -110,7 +110,7 @@ def test_filter_seller_updated_after(alice: Api, sandbox: SandboxProcess) -> Non
         alice.put_order(order_body(number))
     sandbox.ship("S-1")
     sandbox.shift_clock(60)
-    boundary = sandbox.state()["now"]
+    boundary = wire(sandbox.state()["now"])
     sandbox.shift_clock(1)
     sandbox.cancel("S-3", reason="out_of_stock")
     response = alice.call("GET", "/orders", params={"seller_updated_after": boundary})

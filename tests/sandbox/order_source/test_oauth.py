@@ -251,20 +251,45 @@ def test_http_basic_client_authentication_is_accepted(accounts: SandboxProcess) 
     assert response.status_code == 200, response.text
 
 
-def test_json_token_request_is_refused(accounts: SandboxProcess) -> None:
-    code = accounts.mint_code(CLIENT_ID, "alice", REDIRECT_URL)
-    response = requests.post(
-        accounts.api_url + "/access_token",
-        json={
+@pytest.mark.parametrize(
+    ("reading", "form_taken", "json_taken"),
+    [("A", True, True), ("B", False, True), ("C", True, False)],
+)
+def test_the_token_body_is_form_json_or_either_as_switched(
+    accounts: SandboxProcess, reading: str, form_taken: bool, json_taken: bool
+) -> None:
+    assert accounts.control("POST", "/token-body", {"reading": reading}) == {"reading": reading}
+    for as_json, taken in ((False, form_taken), (True, json_taken)):
+        fields = {
             "grant_type": "authorization_code",
-            "code": code,
+            "code": accounts.mint_code(CLIENT_ID, "alice", REDIRECT_URL),
             "client_id": CLIENT_ID,
             "client_secret": CLIENT_SECRET,
-        },
-        timeout=10,
+        }
+        body = {"json": fields} if as_json else {"data": fields}
+        response = requests.post(accounts.api_url + "/access_token", timeout=10, **body)
+        if taken:
+            assert response.status_code == 200, response.text
+            assert response.json()["token_type"] == "Bearer"
+        else:
+            assert response.status_code == 400
+            assert response.json()["error"] == "invalid_request"
+            wanted = "application/json" if reading == "B" else "x-www-form-urlencoded"
+            assert wanted in response.json()["error_description"]
+
+
+def test_a_json_token_body_must_be_an_object_of_strings(accounts: SandboxProcess) -> None:
+    url = accounts.api_url + "/access_token"
+    listed = requests.post(url, json=[CLIENT_ID], timeout=10)
+    assert listed.status_code == 400
+    assert "JSON object" in listed.json()["error_description"]
+    numbers = requests.post(
+        url, json={"grant_type": "refresh_token", "refresh_token": 7}, timeout=10
     )
-    assert response.status_code == 400
-    assert response.json()["error"] == "invalid_request"
+    assert numbers.status_code == 400
+    assert numbers.json()["error_description"] == "must be strings: refresh_token"
+    refused = requests.post(accounts.control_url + "/token-body", json={"reading": "D"}, timeout=10)
+    assert refused.status_code == 400
 
 
 def test_unknown_grant_type_is_unsupported(accounts: SandboxProcess) -> None:

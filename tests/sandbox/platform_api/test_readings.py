@@ -39,6 +39,15 @@ POINTS = {
     "complete_answer",
     "refund_notes_empty",
 }
+# Issue 29's points (their own block in switches.py).
+POINTS |= {
+    "date_format",
+    "next_cursor_last",
+    "import_file_location",
+    "export_log_time",
+    "unset_schedule_cron",
+    "edrts_job_path",
+}
 DECODED_MAPS = {
     "SKU": "id",
     "Prix €": "mp_price",
