@@ -34,6 +34,10 @@ After-sale (returns and refunds; each request is also refused 400):
   not take (a returns ``status`` of ``REJECTED`` under reading A of ``return_refusal``).
 * ``return_without_order_number``: ``PUT …/returns/{r}`` without ``mp_order_number`` in the
   body (reading A of ``return_order_number``), or with one other than the path's.
+* ``refund_errors_after_correction``: ``POST …/refunds/{id}/errors`` on a refund the seller
+  corrected (CREATED again) with exactly the errors that paused its previous version: a
+  blind retry of an errors call that judged lines which are no longer there (the call is
+  applied, as the platform would: the corrected refund is paused).
 
 The end-to-end tests assert there are none; the inspection API and page show them.
 """
@@ -59,6 +63,7 @@ COMPLETE_UNREAD = "complete_unread"
 AFTER_SALE_QUERY = "after_sale_query"
 RETURN_WITHOUT_ORDER_NUMBER = "return_without_order_number"
 DATE_FORMAT = "date_format"
+REFUND_ERRORS_AFTER_CORRECTION = "refund_errors_after_correction"
 KINDS = (
     EARLY_RETRY,
     SHIPPED_WHILE_UNFULFILLED,
@@ -74,6 +79,7 @@ KINDS = (
     AFTER_SALE_QUERY,
     RETURN_WITHOUT_ORDER_NUMBER,
     DATE_FORMAT,
+    REFUND_ERRORS_AFTER_CORRECTION,
 )
 RECENT_SIZE = 500
 

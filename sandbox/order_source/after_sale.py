@@ -194,6 +194,9 @@ def changed(row: Return | Refund, now: datetime, *, fields: list[str], new_state
     """Save a change the marketplace must be able to find with ``updated_after``."""
     row.updated_at = now
     update = [*fields, "updated_at"]
+    if isinstance(row, Return) and "status" in fields:
+        row.state_changed_at = now
+        update.append("state_changed_at")
     if new_state:
         row.read_in_state = False
         update.append("read_in_state")

@@ -174,7 +174,9 @@ class Return(models.Model):
     placed = models.JSONField()  # the body as the marketplace PUT it (then as updated)
     status = models.CharField(max_length=30, default=AWAITING_AUTHORIZATION)
     rma = models.CharField(max_length=128, blank=True, default="")
-    notes = models.TextField(blank=True, default="")  # the seller's reason, when REJECTED
+    # The seller's reason, when REJECTED (reading B of ``return_refusal``; under A a refusal
+    # leaves no state).
+    notes = models.TextField(blank=True, default="")
     # The seller's refund: [{"mp_return_line_number", "principal_refund_amount",
     # "shipping_refund_amount"}] (decimal strings), set once.
     refund_lines = models.JSONField(default=list)
@@ -183,6 +185,8 @@ class Return(models.Model):
     created_at = models.DateTimeField()
     # Any change of state, amounts, RMA or errors (``updated_after``; the listing's sort key).
     updated_at = models.DateTimeField()
+    # The last change of state (v2's ``marketplace_state_changed_after``/``_before``).
+    state_changed_at = models.DateTimeField(null=True, blank=True)
     # Whether the marketplace read it (GET one/lists/refunds) since it reached its state.
     read_in_state = models.BooleanField(default=False)
 

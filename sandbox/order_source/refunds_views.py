@@ -180,6 +180,14 @@ def refund_errors(
                 f"errors reported on {label}, already marked complete",
             )
             return _conflict(f"refund {refund_id} is COMPLETE: no errors now")
+        if row.status == Refund.CREATED and row.history and row.history[-1]["errors"] == items:
+            _violation(
+                request,
+                grant,
+                violations.REFUND_ERRORS_AFTER_CORRECTION,
+                f"errors reported on {label} after the seller corrected it, the same as paused "
+                "its previous version (read the refund before reporting)",
+            )
         refund_pause(row, items, clock.now())
     return JsonResponse({})
 

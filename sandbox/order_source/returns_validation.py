@@ -17,6 +17,7 @@ from sandbox.order_source.validation import _money as _order_money
 
 RETURN_FIELDS = frozenset(
     {
+        "mp_order_number",
         "return_lines",
         "request_date",
         "respond_date",
@@ -41,7 +42,8 @@ RETURN_LINE_REQUIRED = (
 )
 RETURN_LINE_OPTIONAL = ("carrier", "tracking_number")
 RETURN_LINE_FIELDS = frozenset(RETURN_LINE_REQUIRED + RETURN_LINE_OPTIONAL)
-RETURN_TYPES = ("SHIP",)
+# The reference: SHIP or NO_RETURN here (IN_STORE is valid on v2 only, so a 400).
+RETURN_TYPES = ("SHIP", "NO_RETURN")
 # The codes each errors endpoint takes (the contract's "which code" reading: EXCESS_REFUND on
 # a return, EXCESS_ITEM_REFUND on a refund).
 RETURN_ERROR_CODES = (
@@ -168,6 +170,7 @@ def return_problems(body: Any) -> Problems:
         problems.add("", "the body must be a JSON object")
         return problems
     _unknown(problems, body, RETURN_FIELDS, "")
+    _text(problems, body, "mp_order_number", "mp_order_number", required=False, max_length=128)
     lines = body.get("return_lines")
     if lines is None:
         problems.add("return_lines", "required")

@@ -121,11 +121,41 @@ def return_detail(
     if problems:
         return validation_error("the return is invalid", dict(problems))
     assert isinstance(body, dict)
+    refused = _order_number_refused(request, grant, mp_order_number, body)
+    if refused is not None:
+        return refused
     try:
         return _return_put(request, grant, mp_order_number, mp_return_number, body)
     except IntegrityError:
         # A concurrent PUT created it first: now it is a repeat or an update.
         return _return_put(request, grant, mp_order_number, mp_return_number, body)
+
+
+def _order_number_refused(
+    request: HttpRequest, grant: Grant, mp_order_number: str, body: dict
+) -> JsonResponse | None:
+    """The body's ``mp_order_number``: required and equal to the path's (reading A of
+    ``return_order_number``: the reference's field list), or, when given, equal (B: its
+    example leaves it out). A refusal is a 400 and a violation."""
+    given = body.get("mp_order_number")
+    if given is None and switches.reading_b("return_order_number"):
+        return None
+    if given == mp_order_number:
+        return None
+    problem = (
+        "required (1-128 characters), equal to the order number in the path"
+        if given is None
+        else f"must equal the order number in the path ({mp_order_number!r})"
+    )
+    _violation(
+        request,
+        grant,
+        violations.RETURN_WITHOUT_ORDER_NUMBER,
+        f"PUT {request.path}: mp_order_number {problem}",
+    )
+    return validation_error(
+        f"the return is invalid: mp_order_number: {problem}", {"mp_order_number": problem}
+    )
 
 
 def _return_put(
@@ -166,6 +196,7 @@ def _return_put(
                 placed=body,
                 created_at=now,
                 updated_at=now,
+                state_changed_at=now,
             )
         else:
             row.placed = body

@@ -6,10 +6,9 @@ import secrets
 from typing import Any
 
 from sandbox.common.control import ControlError
-from sandbox.order_source.after_sale import REFUND_AMOUNTS, money_text
+from sandbox.order_source.after_sale import REFUND_AMOUNTS
 from sandbox.order_source.models import Order, Refund, Return
-from sandbox.order_source.returns_validation import decimal_of
-from sandbox.orders_v2 import refund_resolve, refunds, returns
+from sandbox.orders_v2 import refund_resolve, refunds, return_refunds, returns
 from sandbox.orders_v2.imports import order_import
 from sandbox.orders_v2.models import V2Order
 
@@ -21,33 +20,50 @@ def return_of(order: Order, mp_return_number: str) -> Return:
     return row
 
 
-def requested_refund_lines(row: Return) -> list[dict[str, str]]:
-    """The refund a seller gives when it takes the buyer's request as asked: principal =
-    requested principal + requested tax, no shipping."""
-    return [
-        {
-            "mp_return_line_number": line["mp_return_line_number"],
-            "principal_refund_amount": money_text(
-                decimal_of(line["requested_refund_principal"])
-                + decimal_of(line["requested_refund_tax"])
-            ),
-            "shipping_refund_amount": "0",
+def refund_body(row: Return, spec: dict[str, Any]) -> dict[str, Any]:
+    """The v2 return-refund body a by-hand refund stands for: ``merchant_refund_lines`` as
+    given, or ``lines`` by ``mp_return_line_number`` (``principal_refund_amount``,
+    ``shipping_refund_amount``), or by default a full refund of every line as asked."""
+    if "merchant_refund_lines" in spec:
+        return {"merchant_refund_lines": spec["merchant_refund_lines"]}
+    ids = {
+        str(line["mp_return_line_number"]): returns.return_line_id(row, index)
+        for index, line in enumerate(row.placed["return_lines"])
+    }
+    if not spec.get("lines"):
+        return {
+            "merchant_refund_lines": [
+                {"feedamp_return_line_id": line_id, "merchant_full_refund": True}
+                for line_id in ids.values()
+            ]
         }
-        for line in row.placed["return_lines"]
-    ]
+    lines = []
+    for raw in spec["lines"]:
+        if not isinstance(raw, dict):
+            raise ControlError("bad_request", "each line must be an object", 400)
+        number = str(raw.get("mp_return_line_number"))
+        lines.append(
+            {
+                "feedamp_return_line_id": ids.get(number, f"unknown:{number}"),
+                "item_refund": raw.get("principal_refund_amount"),
+                "shipping_refund": raw.get("shipping_refund_amount", 0),
+            }
+        )
+    return {"merchant_refund_lines": lines}
 
 
 def operation_by_hand(row: Return, op: str, spec: dict[str, Any], *, source: str) -> Return:
-    """``authorize`` (``rma`` defaults to a new one), ``reject`` (``reason`` defaults),
-    ``refund`` (``lines`` default to the requested amounts)."""
+    """``authorize`` (``rma`` defaults to a new one), ``reject`` (``reason`` defaults; reading
+    B only), ``refund`` (the v2 return-refund endpoint; see ``refund_body``)."""
     if op == "authorize":
         body = {"rma": spec.get("rma") or f"RMA-{secrets.token_hex(4).upper()}"}
     elif op == "reject":
         body = {"reason": spec.get("reason") or "not eligible for return"}
     elif op == "refund":
-        body = {"lines": spec.get("lines") or requested_refund_lines(row)}
+        return return_refunds.return_refund(row, refund_body(row, spec), source=source)
     else:
-        raise ControlError("bad_request", f"op must be one of {', '.join(returns.OPERATIONS)}", 400)
+        ops = ", ".join((*returns.OPERATIONS, "refund"))
+        raise ControlError("bad_request", f"op must be one of {ops}", 400)
     return returns.run_operation(row, op, body, source=source)
 
 

@@ -1,25 +1,47 @@
 """Returns and refunds on the seller-side API v2 (returns-refunds-contract.md, "The seller's
 side"): ``POST/GET /orders/{id}/refunds``, ``GET /orders/{id}/refunds/{rid}``,
-``GET /returns`` (``status``, ``updated_after``, ``order_id``, ``limit``, ``cursor``),
-``GET /returns/{id}``, ``POST /returns/{id}/run-operation?op=authorize|reject|refund``.
-Read as strictly as the rest of v2."""
+``GET /returns`` (the reference's ``marketplace_state``, ``marketplace_state_changed_after``
+/ ``_before``, ``imported_after`` / ``_before``, ``normalized_marketplace_state``; our
+``order_id``, ``limit``, ``cursor``), ``GET /returns/{id}``,
+``POST /returns/{id}/refunds`` (the return's refund) and
+``POST /returns/{id}/run-operation?op=authorize|reject``. Read as strictly as the rest of v2."""
 
 import re
 
 from django.db.models import Q
 from django.http import HttpRequest, JsonResponse
 
+from sandbox.common import switches
 from sandbox.common.errors import query_refused
 from sandbox.common.json_bodies import json_body
 from sandbox.order_source.models import Refund, Return
-from sandbox.orders_v2 import refunds, returns
+from sandbox.orders_v2 import refunds, return_refunds, returns
 from sandbox.orders_v2.dates import strict_datetime
 from sandbox.orders_v2.listing import LIMIT_DEFAULT, LIMIT_MAX, cursor_decode, cursor_encode
 from sandbox.orders_v2.models import ApiUser, V2Order
 from sandbox.orders_v2.packages import PackageError
 from sandbox.orders_v2.views import _object_body, _own_order, v2_view
 
-RETURN_PARAMETERS = frozenset({"status", "updated_after", "order_id", "limit", "cursor"})
+RETURN_PARAMETERS = frozenset(
+    {
+        "marketplace_state",
+        "marketplace_state_changed_after",
+        "marketplace_state_changed_before",
+        "imported_after",
+        "imported_before",
+        "normalized_marketplace_state",
+        "order_id",
+        "limit",
+        "cursor",
+    }
+)
+# The reference: "after"/"before" this date-time (strictly), RFC 3339 without fractions.
+_MOMENT_FILTERS = (
+    ("marketplace_state_changed_after", "state_changed_at__gt"),
+    ("marketplace_state_changed_before", "state_changed_at__lt"),
+    ("imported_after", "created_at__gt"),
+    ("imported_before", "created_at__lt"),
+)
 _DIGITS = re.compile(r"^[0-9]{1,18}$")
 
 
@@ -32,7 +54,9 @@ def order_refunds(request: HttpRequest, user: ApiUser, params: dict, order_id: s
     order = _own_order(user, order_id)
     if request.method == "GET":
         rows = Refund.objects.filter(order_id=order.order_id).order_by("id")
-        return JsonResponse({"refunds": [refunds.refund_json(row) for row in rows]})
+        # Reading B: the list under the key the reference's example shows.
+        key = "cancellations" if switches.reading_b("v2_refunds_key") else "refunds"
+        return JsonResponse({key: [refunds.refund_json(row) for row in rows]})
     row = refunds.refund_create(order, json_body(request))
     return JsonResponse(refunds.refund_json(row), status=201)
 
@@ -51,19 +75,30 @@ def order_refund(
 def _returns_filters(params: dict[str, str]) -> tuple[Q, int, dict[str, str]]:
     problems: dict[str, str] = {}
     query = Q()
-    if "status" in params:
-        values = params["status"].split(",")
-        if any(v not in Return.STATUSES for v in values):
-            problems["status"] = f"comma-separated values of {', '.join(Return.STATUSES)}"
+    states = returns.allowed_states()
+    if "marketplace_state" in params:
+        values = params["marketplace_state"].split(",")
+        if any(v not in states for v in values):
+            problems["marketplace_state"] = f"comma-separated values of {', '.join(states)}"
         query &= Q(status__in=values)
-    if "updated_after" in params:
-        moment = strict_datetime(params["updated_after"])
-        if moment is None:
-            problems["updated_after"] = (
-                "RFC 3339 date-time with an offset and no fractional seconds (URL-encode the '+')"
+    if "normalized_marketplace_state" in params:
+        values = params["normalized_marketplace_state"].split(",")
+        by_normalized = {returns.NORMALIZED_STATES[s]: s for s in states}
+        if any(v not in by_normalized for v in values):
+            problems["normalized_marketplace_state"] = (
+                f"comma-separated values of {', '.join(by_normalized)}"
             )
-        else:
-            query &= Q(updated_at__gt=moment)
+        query &= Q(status__in=[by_normalized.get(v) for v in values])
+    for key, lookup in _MOMENT_FILTERS:
+        if key in params:
+            moment = strict_datetime(params[key])
+            if moment is None:
+                problems[key] = (
+                    "RFC 3339 date-time with an offset and no fractional seconds "
+                    "(URL-encode the '+')"
+                )
+            else:
+                query &= Q(**{lookup: moment})
     if "order_id" in params:
         ids = params["order_id"].split(",")
         if any(not _DIGITS.match(i) for i in ids) or len(ids) > 100:
@@ -123,6 +158,14 @@ def return_detail(
     request: HttpRequest, user: ApiUser, params: dict, return_id: str
 ) -> JsonResponse:
     return JsonResponse(returns.return_json(_own_return(user, return_id)))
+
+
+@v2_view(("POST",))
+def return_refund(
+    request: HttpRequest, user: ApiUser, params: dict, return_id: str
+) -> JsonResponse:
+    row = return_refunds.return_refund(_own_return(user, return_id), json_body(request))
+    return JsonResponse(returns.return_refund_json(row), status=201)
 
 
 @v2_view(("POST",), parameters=frozenset({"op"}))

@@ -304,6 +304,10 @@ def after_sale_context(order: V2Order) -> dict:
         "returns": [
             {
                 **returns.return_json(row, order),
+                # The page's names (v1's) beside v2's.
+                "mp_return_number": row.mp_return_number,
+                "status": row.status,
+                "refund_lines": row.refund_lines,
                 "operations": returns.allowed_operations(row),
                 "errors": row.errors,
                 "read": row.read_in_state,

@@ -1,87 +1,130 @@
-"""The seller's side of returns: what v2 shows of them and the operations that move them
-(``authorize`` ``{"rma"}``, ``reject`` ``{"reason"}``, ``refund`` ``{"lines": […]}``).
+"""The seller's side of returns: what v2 shows of them, the operations that move them
+(``authorize`` ``{"rma"}``; ``reject`` ``{"reason"}`` under reading B of
+``return_refusal`` only) and the return's refund (``POST /returns/{id}/refunds``, in
+``return_refunds``).
 
-One service for every way in: the v2 API's ``run-operation``, the control API and the
-order page's forms. The rows are the marketplace-facing room's ``Return`` (v1 reads them).
-State rules (the contract's readings): authorize and reject only from
-``AWAITING_AUTHORIZATION``; refund from ``AUTHORIZED``, or straight from
-``AWAITING_AUTHORIZATION`` when every line is preauthorized; refund once. An operation the
-state does not allow is a 409. Refund amounts are not checked against anything: the
-platform accepts over-refunds, the marketplace judges them.
+One service for every way in: the v2 API, the control API and the order page's forms. The
+rows are the marketplace-facing room's ``Return`` (v1 reads them). State rules (the
+contract's readings): authorize and reject only from ``AWAITING_AUTHORIZATION``; refund
+from ``AUTHORIZED``, or straight from ``AWAITING_AUTHORIZATION`` when every line is
+preauthorized; refund once. An operation the state does not allow is a 409. Under reading
+A a seller's refusal has no published state: ``reject`` is refused 409 and the return
+stays ``AWAITING_AUTHORIZATION`` (the seller simply never authorizes it).
 """
 
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
 
-from sandbox.common import clock
-from sandbox.order_source.after_sale import changed, money_number, money_text
+from sandbox.common import clock, switches
+from sandbox.order_source.after_sale import changed, money_number
 from sandbox.order_source.models import Return
-from sandbox.order_source.returns_validation import money_check as _money
-from sandbox.order_source.validation import Problems
+from sandbox.order_source.returns_validation import decimal_of
 from sandbox.orders_v2.dates import rfc3339
 from sandbox.orders_v2.imports import event_add
 from sandbox.orders_v2.models import V2Order
 from sandbox.orders_v2.packages import PackageError
 
-OPERATIONS = ("authorize", "reject", "refund")
-OPERATION_KEYS = {
-    "authorize": frozenset({"rma"}),
-    "reject": frozenset({"reason"}),
-    "refund": frozenset({"lines"}),
+OPERATIONS = ("authorize", "reject")
+OPERATION_KEYS = {"authorize": frozenset({"rma"}), "reject": frozenset({"reason"})}
+# v2's ``normalized_marketplace_state`` of a return (the reference names PENDING_AUTHORIZATION,
+# PENDING_CONFIRMATION and CONFIRMED; the rest of its list is not in the stored copy).
+NORMALIZED_STATES = {
+    Return.AWAITING_AUTHORIZATION: "PENDING_AUTHORIZATION",
+    Return.AUTHORIZED: "PENDING_CONFIRMATION",
+    Return.REFUNDED: "CONFIRMED",
+    Return.COMPLETED: "COMPLETED",
+    Return.REJECTED: "REJECTED",
 }
-REFUND_LINE_KEYS = frozenset(
-    {"mp_return_line_number", "principal_refund_amount", "shipping_refund_amount"}
-)
+
+
+def allowed_states() -> tuple[str, ...]:
+    """The states a return can be in: the reference's four (A), or with REJECTED (B)."""
+    if switches.reading_b("return_refusal"):
+        return Return.STATUSES
+    return tuple(s for s in Return.STATUSES if s != Return.REJECTED)
 
 
 def all_preauthorized(row: Return) -> bool:
     return all(line.get("preauthorized") is True for line in row.placed["return_lines"])
 
 
+def refundable(row: Return) -> bool:
+    return row.status == Return.AUTHORIZED or (
+        row.status == Return.AWAITING_AUTHORIZATION and all_preauthorized(row)
+    )
+
+
 def allowed_operations(row: Return) -> list[str]:
+    """What the seller may do now (``refund`` is the return-refund endpoint)."""
+    allowed = []
     if row.status == Return.AWAITING_AUTHORIZATION:
-        return ["authorize", "reject", *(["refund"] if all_preauthorized(row) else [])]
-    if row.status == Return.AUTHORIZED:
-        return ["refund"]
-    return []
+        allowed.append("authorize")
+        if switches.reading_b("return_refusal"):
+            allowed.append("reject")
+    if refundable(row):
+        allowed.append("refund")
+    return allowed
+
+
+def return_line_id(row: Return, index: int) -> str:
+    """A return line's v2 id (``feedamp_return_line_id``): stable, digits only."""
+    return str(row.id * 1000 + index + 1)
 
 
 def _v2_order(row: Return) -> V2Order | None:
     return V2Order.objects.filter(order_id=row.order_id).first()
 
 
+def _date_time(day: object) -> str | None:
+    """A v1 plain date as the RFC 3339 date-time v2 writes (midnight UTC)."""
+    return f"{day}T00:00:00Z" if isinstance(day, str) and day else None
+
+
 def return_json(row: Return, v2_order: V2Order | None = None) -> dict[str, Any]:
-    """A return as v2 shows it (our choice of shape: the contract names only the calls)."""
+    """A return as v2 shows it (the reference's fields: ``marketplace_return_number``,
+    ``imported_date``, ``request_date``/``respond_by_date`` as date-times, lines with their
+    own ``id`` and ``requested_refund``; the marketplace's state as ``marketplace_state``)."""
     v2 = v2_order if v2_order is not None else _v2_order(row)
     line_ids = {line["mp_line_number"]: line["id"] for line in v2.lines} if v2 else {}
     placed = row.placed
+    ids = {
+        str(line["mp_return_line_number"]): return_line_id(row, index)
+        for index, line in enumerate(placed["return_lines"])
+    }
     return {
         "id": str(row.id),
         "order_id": str(v2.id) if v2 else None,
         "marketplace_order_number": row.order.mp_order_number,
-        "mp_return_number": row.mp_return_number,
-        "status": row.status,
+        "marketplace_return_number": row.mp_return_number,
+        "marketplace_state": row.status,
+        "normalized_marketplace_state": NORMALIZED_STATES.get(row.status, row.status),
+        "marketplace_state_changed_date": rfc3339(row.state_changed_at or row.created_at),
+        "imported_date": rfc3339(row.created_at),
+        "request_date": _date_time(placed.get("request_date")),
+        "respond_by_date": _date_time(placed.get("respond_date")),
         "rma": row.rma or None,
         "notes": row.notes if row.status == Return.REJECTED else None,
         "return_type": placed.get("return_type"),
-        "request_date": placed.get("request_date"),
-        "respond_date": placed.get("respond_date"),
         "customer_email": placed.get("customer_email"),
         "shipping_address": placed.get("shipping_address"),
         "return_lines": [
             {
-                "mp_return_line_number": line["mp_return_line_number"],
+                "id": ids[str(line["mp_return_line_number"])],
+                "marketplace_return_line_number": line["mp_return_line_number"],
+                "marketplace_order_line_number": line["mp_order_line_number"],
                 "feedamp_order_line_id": line_ids.get(line["mp_order_line_number"]),
-                "mp_order_line_number": line["mp_order_line_number"],
                 "sku": line["sku"],
                 "product_name": line.get("product_name"),
                 "quantity": line["quantity"],
                 "currency": line["currency"],
                 "unit_price": money_number(line["unit_price"]),
                 "tax": money_number(line["tax"]),
-                "requested_refund_principal": money_number(line["requested_refund_principal"]),
-                "requested_refund_tax": money_number(line["requested_refund_tax"]),
+                "requested_refund": money_number(
+                    decimal_of(line["requested_refund_principal"])
+                    + decimal_of(line["requested_refund_tax"])
+                ),
                 "reason": line.get("reason"),
                 "preauthorized": line["preauthorized"],
                 "carrier": line.get("carrier"),
@@ -89,16 +132,28 @@ def return_json(row: Return, v2_order: V2Order | None = None) -> dict[str, Any]:
             }
             for line in placed["return_lines"]
         ],
-        "refund_lines": [
+        "refund": return_refund_json(row) if row.refund_lines else None,
+    }
+
+
+def return_refund_json(row: Return) -> dict[str, Any]:
+    """The return's refund as ``POST /returns/{id}/refunds`` answers it."""
+    ids = {
+        str(line["mp_return_line_number"]): return_line_id(row, index)
+        for index, line in enumerate(row.placed["return_lines"])
+    }
+    return {
+        "id": str(row.id),
+        "merchant_refund_lines": [
             {
-                "mp_return_line_number": line["mp_return_line_number"],
-                "principal_refund_amount": money_number(line["principal_refund_amount"]),
-                "shipping_refund_amount": money_number(line["shipping_refund_amount"]),
+                "feedamp_return_line_id": ids.get(str(line["mp_return_line_number"])),
+                "item_refund": money_number(line["principal_refund_amount"]),
+                "shipping_refund": money_number(line["shipping_refund_amount"]),
+                "refund_notes": line.get("refund_notes"),
+                "merchant_full_refund": bool(line.get("merchant_full_refund")),
             }
             for line in row.refund_lines
         ],
-        "created_date": rfc3339(row.created_at),
-        "updated_date": rfc3339(row.updated_at),
     }
 
 
@@ -113,49 +168,22 @@ def _text_value(body: dict, key: str, *, max_length: int) -> str:
     return value
 
 
-def refund_lines_parse(row: Return, raw: object) -> list[dict[str, str]]:
-    """``[{"mp_return_line_number", "principal_refund_amount", "shipping_refund_amount"}]``:
-    lines of this return, each once; amounts non-negative decimals (not judged)."""
-    if not isinstance(raw, list) or not raw:
-        raise PackageError(400, "lines must be a non-empty list", {"lines": "a non-empty list"})
-    numbers = {str(line["mp_return_line_number"]) for line in row.placed["return_lines"]}
-    problems = Problems()
-    parsed, seen = [], set()
-    for index, item in enumerate(raw):
-        path = f"lines[{index}]"
-        if not isinstance(item, dict):
-            problems.add(path, "must be an object")
-            continue
-        for key in sorted(set(item) - REFUND_LINE_KEYS):
-            problems.add(f"{path}.{key}", "unknown field")
-        number = item.get("mp_return_line_number")
-        if not isinstance(number, str) or number not in numbers:
-            problems.add(f"{path}.mp_return_line_number", f"the return has no line {number!r}")
-        elif number in seen:
-            problems.add(f"{path}.mp_return_line_number", "given twice")
-        seen.add(number)
-        for key in ("principal_refund_amount", "shipping_refund_amount"):
-            _money(problems, item, key, f"{path}.{key}", required=True)
-        if not problems:
-            parsed.append(
-                {
-                    "mp_return_line_number": number,
-                    "principal_refund_amount": money_text(item["principal_refund_amount"]),
-                    "shipping_refund_amount": money_text(item["shipping_refund_amount"]),
-                }
-            )
-    if problems:
-        message = "invalid lines: " + "; ".join(f"{k}: {v}" for k, v in problems.items())
-        raise PackageError(400, message, dict(problems))
-    return parsed
-
-
 def body_check(op: str, body: dict) -> None:
     unknown = sorted(set(body) - OPERATION_KEYS[op])
     if unknown:
         raise PackageError(
             400, f"unknown fields: {', '.join(unknown)}", {key: "unknown field" for key in unknown}
         )
+
+
+def _refused(row: Return, op: str) -> PackageError:
+    if op == "reject" and not switches.reading_b("return_refusal"):
+        return PackageError(
+            409,
+            "a return has no rejected state on this platform: leave it unauthorized "
+            "(it stays AWAITING_AUTHORIZATION)",
+        )
+    return PackageError(409, f"cannot {op} a return that is {row.status}")
 
 
 def run_operation(row: Return, op: str, body: dict, *, source: str = "v2 API") -> Return:
@@ -166,29 +194,23 @@ def run_operation(row: Return, op: str, body: dict, *, source: str = "v2 API") -
     with transaction.atomic():
         row = Return.objects.select_for_update().select_related("order").get(id=row.id)
         if op not in allowed_operations(row):
-            hint = (
-                " (a return with lines not preauthorized is authorized first)"
-                if op == "refund" and row.status == Return.AWAITING_AUTHORIZATION
-                else ""
-            )
-            raise PackageError(409, f"cannot {op} a return that is {row.status}{hint}")
+            raise _refused(row, op)
         now = clock.now()
         if op == "authorize":
             row.rma = _text_value(body, "rma", max_length=128)
             row.status = Return.AUTHORIZED
             changed(row, now, fields=["rma", "status"], new_state=True)
             detail = f"return {row.mp_return_number} authorized, RMA {row.rma} ({source})"
-        elif op == "reject":
+        else:
             row.notes = _text_value(body, "reason", max_length=2000)
             row.status = Return.REJECTED
             changed(row, now, fields=["notes", "status"], new_state=True)
             detail = f"return {row.mp_return_number} rejected: {row.notes} ({source})"
-        else:
-            row.refund_lines = refund_lines_parse(row, body.get("lines"))
-            row.status = Return.REFUNDED
-            changed(row, now, fields=["refund_lines", "status"], new_state=True)
-            detail = f"return {row.mp_return_number} refunded ({source})"
-        v2 = _v2_order(row)
-        if v2 is not None:
-            event_add(v2, f"return_{'refunded' if op == 'refund' else op + 'd'}", detail, now)
+        return_event(row, f"return_{op}d", detail, now)
     return row
+
+
+def return_event(row: Return, kind: str, detail: str, now: datetime) -> None:
+    v2 = _v2_order(row)
+    if v2 is not None:
+        event_add(v2, kind, detail, now)

@@ -10,6 +10,7 @@ from sandbox.order_source.contract_fields import (
 )
 from sandbox.orders_v2.dates import rfc3339
 from sandbox.orders_v2.models import Cancellation, Package, V2Order
+from sandbox.orders_v2.packages import fulfillment_type_of
 
 WINDOWS = (
     "earliest_ship_date",
@@ -72,16 +73,24 @@ def _lines_json(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def package_json(package: Package) -> dict[str, Any]:
-    return {
-        "id": str(package.id),
-        "fulfillment_type": "shipment",
-        "fulfillment_lines": _lines_json(package.lines),
-        "shipment": {
+    kind = fulfillment_type_of(package)
+    detail: dict[str, Any]
+    if kind == "shipment":
+        detail = {
             "shipped_date": package.shipped_date,
             "carrier": package.carrier,
             "tracking_number": package.tracking_number,
             "tracking_url": package.tracking_url or None,
-        },
+        }
+    elif kind == "local_delivery":
+        detail = {"delivered_date": package.shipped_date, "carrier": package.carrier}
+    else:
+        detail = {"picked_up_date": package.shipped_date}
+    return {
+        "id": str(package.id),
+        "fulfillment_type": kind,
+        "fulfillment_lines": _lines_json(package.lines),
+        kind: detail,
         "state": "shipped",
     }
 

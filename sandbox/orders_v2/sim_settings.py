@@ -21,6 +21,8 @@ FIELDS: dict[str, tuple[type, float, float]] = {
     "seller_refund_rate": (float, 0, 1),
     "over_refund_rate": (float, 0, 1),
     "seller_refund_delay_seconds": (float, 0, 86400),
+    "paused_refund_fix_rate": (float, 0, 1),
+    "paused_refund_fix_seconds": (float, 0, 86400),
 }
 
 _lock = threading.Lock()

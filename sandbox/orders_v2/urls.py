@@ -32,6 +32,11 @@ api_urlpatterns = [
     path("api/v2/returns", after_sale_views.returns_list, name="v2_returns"),
     path("api/v2/returns/<str:return_id>", after_sale_views.return_detail, name="v2_return"),
     path(
+        "api/v2/returns/<str:return_id>/refunds",
+        after_sale_views.return_refund,
+        name="v2_return_refund",
+    ),
+    path(
         "api/v2/returns/<str:return_id>/run-operation",
         after_sale_views.return_operation,
         name="v2_return_operation",

@@ -20,7 +20,9 @@ from sandbox.orders_v2.models import ApiUser, Cancellation, Package, V2Order
 from sandbox.orders_v2.tokens import AuthProblem, token_issue, v2_user
 
 View = Callable[..., JsonResponse]
-FULFILLMENT_KEYS = frozenset({"fulfillment_type", "fulfillment_lines", "shipment"})
+FULFILLMENT_KEYS = frozenset(
+    {"fulfillment_type", "fulfillment_lines", "shipment", "local_delivery", "pickup"}
+)
 SHIPMENT_KEYS = frozenset({"shipped_date", "carrier", "tracking_number"})
 CANCELLATION_KEYS = frozenset({"cancellation_lines", "reason"})
 
@@ -144,10 +146,6 @@ def order_confirm(request: HttpRequest, user: ApiUser, params: dict, order_id: s
 
 def _fulfillment_body(request: HttpRequest, order: V2Order) -> tuple[list[dict], dict]:
     body = _object_body(request, FULFILLMENT_KEYS)
-    if body.get("fulfillment_type") != "shipment":
-        raise packages.PackageError(
-            400, "fulfillment_type must be 'shipment'", {"fulfillment_type": "must be 'shipment'"}
-        )
     shipment = body.get("shipment")
     if isinstance(shipment, dict):
         unknown = sorted(set(shipment) - SHIPMENT_KEYS)
@@ -158,7 +156,7 @@ def _fulfillment_body(request: HttpRequest, order: V2Order) -> tuple[list[dict],
                 {f"shipment.{key}": "unknown field" for key in unknown},
             )
     lines = packages.lines_parse(order, body.get("fulfillment_lines"), "fulfillment_lines")
-    return lines, packages.shipment_parse(shipment)
+    return lines, packages.fulfillment_parse(body)
 
 
 def _cancellation_body(request: HttpRequest, order: V2Order) -> tuple[list[dict], str]:

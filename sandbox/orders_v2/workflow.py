@@ -34,7 +34,8 @@ def _released_view(order: V2Order) -> dict[str, dict[str, list]]:
                 {
                     "quantity": line["quantity"],
                     "carrier": package.carrier,
-                    "tracking_number": package.tracking_number,
+                    # A local delivery or pickup has no tracking (None, not "").
+                    "tracking_number": package.tracking_number or None,
                     "shipped_date": local_date(package.shipped_date).isoformat(),
                     "tracking_url": package.tracking_url or None,
                 }

@@ -58,6 +58,18 @@ def _parser() -> argparse.ArgumentParser:
         default=defaults.seller_refund_delay_seconds,
         help="seconds from shipping to a seller refund",
     )
+    add(
+        "--paused-refund-fix-rate",
+        type=float,
+        default=defaults.paused_refund_fix_rate,
+        help="0-1: share of paused refunds it corrects (fits to what the buyer paid)",
+    )
+    add(
+        "--paused-refund-fix-delay",
+        type=float,
+        default=defaults.paused_refund_fix_seconds,
+        help="seconds from seeing a refund paused to correcting it",
+    )
     add("--no-returns", action="store_true", help="leave returns alone")
     add("--seed", type=int, default=1, help="for repeatable runs")
     add("--poll-seconds", type=float, default=1.0)
@@ -130,6 +142,8 @@ def main(argv: list[str] | None = None) -> int:
         seller_refund_rate=args.seller_refund_rate,
         over_refund_rate=args.over_refund_rate,
         seller_refund_delay_seconds=args.seller_refund_delay,
+        paused_refund_fix_rate=args.paused_refund_fix_rate,
+        paused_refund_fix_seconds=args.paused_refund_fix_delay,
     )
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

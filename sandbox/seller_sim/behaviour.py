@@ -20,7 +20,8 @@ class Behaviour:
     paused: bool = False
     # Returns: the seller reads them (v2 GET /returns) and decides each one once.
     handle_returns: bool = True
-    # Share of returns awaiting authorization it rejects (the others it authorizes).
+    # Share of returns awaiting authorization it refuses (the others it authorizes). Under
+    # reading A of ``return_refusal`` a refusal has no state: the return is left unauthorized.
     return_reject_rate: float = 0.1
     # Seconds from authorizing a return to refunding it (the parcel "arrives").
     return_arrival_seconds: float = 5.0
@@ -30,6 +31,11 @@ class Behaviour:
     over_refund_rate: float = 0.3
     # Seconds from shipping an order to refunding a line of it.
     seller_refund_delay_seconds: float = 3.0
+    # Share of refunds the marketplace paused (errors reported) that it corrects: each line
+    # cut to what the buyer paid, and the refund is CREATED again. The others stay PAUSED.
+    paused_refund_fix_rate: float = 1.0
+    # Seconds from seeing a refund paused to correcting it.
+    paused_refund_fix_seconds: float = 2.0
 
     def with_overrides(self, overrides: dict[str, Any]) -> "Behaviour":
         known = {f.name: f.type for f in fields(self)}

@@ -142,6 +142,18 @@ class OrderApi:
                 return found
             params = {**params, "cursor": page["next_cursor"]}
 
+    def control(self, method: str, path: str, **kwargs: Any) -> Any:
+        """A call of the sandbox's control API (``path`` under /sandbox/api): where the
+        seller's own tools act where the reference names no call (resolving a paused refund)."""
+        response = self._send(method, f"{self.base_url}/sandbox/api{path}", **kwargs)
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if response.status_code >= 400:
+            raise ApiError(response.status_code, body, response.text)
+        return body
+
     def behaviour_overrides(self, seller: str) -> dict[str, Any]:
         """The sandbox control API's overrides for this seller ({} if none or unreachable)."""
         try:

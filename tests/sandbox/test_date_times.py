@@ -165,7 +165,10 @@ def _orders_flow(sandbox: SandboxProcess, alice: Api, seller: SellerApi, answers
     report = [{"code": "UNKNOWN_CARRIER", "message": "unknown carrier", "mp_line_number": "1"}]
     answers.take("v1", alice.call("POST", "/orders/DT-1/errors", json=report))
     # Returns and refunds (returns-refunds-contract.md): request/respond dates are dates.
-    answers.take("v1", alice.call("PUT", "/orders/DT-1/returns/R-1", json=return_body()))
+    answers.take(
+        "v1",
+        alice.call("PUT", "/orders/DT-1/returns/R-1", json=return_body(mp_order_number="DT-1")),
+    )
     answers.take("v1", alice.call("GET", "/returns"))
     (row,) = answers.take("v2", seller.call("GET", "/returns"))["returns"]
     answers.take("v2", seller.call("GET", f"/returns/{row['id']}"))
@@ -190,8 +193,8 @@ def test_every_date_time_answered_is_rfc_3339_with_an_offset(
     for api, call, body in answers.items:
         for path, value in _date_like(body, ""):
             seen.add(f"{api}:{path.replace('[]', '')}")
-            if (api == "v1" and path.endswith(".shipped_date")) or path.endswith(
-                (".request_date", ".respond_date", ".date_created")
+            if api == "v1" and path.endswith(
+                (".shipped_date", ".request_date", ".respond_date", ".date_created")
             ):
                 ok = bool(PLAIN_DATE.fullmatch(value)) and bool(date.fromisoformat(value))
             else:
@@ -215,8 +218,8 @@ def test_every_date_time_answered_is_rfc_3339_with_an_offset(
         "v1:.request_date",
         "v1:.returns.respond_date",
         "v1:.refunds.date_created",
-        "v2:.created_date",
-        "v2:.returns.updated_date",
+        "v2:.respond_by_date",
+        "v2:.returns.marketplace_state_changed_date",
     ):
         assert field in seen, (field, sorted(seen))
 

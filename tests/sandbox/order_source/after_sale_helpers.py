@@ -51,7 +51,11 @@ def shipped_order(api: Api, sandbox: SandboxProcess, number: str, **overrides: A
 
 
 def put_return(api: Api, number: str, rnumber: str, body: dict[str, Any]) -> Any:
-    return api.call("PUT", f"/orders/{number}/returns/{rnumber}", json=body)
+    """PUT the return; the body carries ``mp_order_number`` (the path's) unless it says
+    otherwise (a key set to ``None`` is left out)."""
+    sent = {"mp_order_number": number, **body}
+    sent = {key: value for key, value in sent.items() if value is not None}
+    return api.call("PUT", f"/orders/{number}/returns/{rnumber}", json=sent)
 
 
 def seller_op(sandbox: SandboxProcess, number: str, rnumber: str, op: str, **body: Any) -> Any:

@@ -380,3 +380,19 @@ def test_history_of_completed_refunds_is_not_listed_again(
     assert _listed(alice, refund_status="CREATED") == [fresh]
     assert len(_listed(alice, refund_status="COMPLETE", page_size="50")) == 30
     assert kinds(sandbox) == {}
+
+
+def test_old_errors_resent_on_the_corrected_refund_are_a_violation(
+    alice: Api, sandbox: SandboxProcess
+) -> None:
+    """The race of the issue: an errors call's answer was lost, the seller corrected the
+    refund meanwhile, and a blind retry paused the corrected version with the old errors."""
+    shipped_order(alice, sandbox, "RF-16")
+    refund_id = _refund(sandbox, "RF-16", item_refund="100.99")
+    path = f"/orders/RF-16/refunds/{refund_id}"
+    assert alice.call("POST", path + "/errors", json=EXCESS).status_code == 200
+    sandbox.refund_resolve(refund_id, fit=True)
+    retried = alice.call("POST", path + "/errors", json=EXCESS)
+    assert retried.status_code == 200
+    assert alice.call("GET", path).json()["status"] == "PAUSED"
+    assert kinds(sandbox) == {"refund_errors_after_correction": 1}

@@ -18,7 +18,7 @@ from tests.sandbox.order_source.after_sale_helpers import (
     seller_op,
     shipped_order,
 )
-from tests.sandbox_process import SandboxProcess
+from tests.sandbox_process import SandboxError, SandboxProcess
 
 RETURN_KEYS = {
     "status", "rma", "mp_return_number", "mp_order_number", "request_date", "respond_date",
@@ -98,7 +98,27 @@ def test_over_return_is_400_naming_the_line(alice: Api, sandbox: SandboxProcess)
     assert unshipped.status_code == 400  # line 2 was never shipped
 
 
-def test_a_rejected_return_gives_its_units_back(alice: Api, sandbox: SandboxProcess) -> None:
+def test_a_refusal_under_reading_a_leaves_the_return_awaiting_authorization(
+    alice: Api, sandbox: SandboxProcess
+) -> None:
+    shipped_order(alice, sandbox, "RT-4")
+    assert put_return(alice, "RT-4", "A", return_body(return_line(quantity=3))).status_code == 200
+    with pytest.raises(SandboxError, match="409") as refused:
+        seller_op(sandbox, "RT-4", "A", "reject", reason="opened and used")
+    assert "AWAITING_AUTHORIZATION" in str(refused.value)
+    view = alice.call("GET", "/orders/RT-4/returns/A").json()
+    assert (view["status"], view["notes"]) == ("AWAITING_AUTHORIZATION", None)
+    # The four published states only: asking for REJECTED is a 400 and a violation.
+    asked = alice.call("GET", "/returns", params={"status": "AWAITING_AUTHORIZATION,REJECTED"})
+    assert asked.status_code == 400
+    assert "status" in asked.json()["fields"]
+    assert kinds(sandbox) == {"after_sale_query": 1}
+
+
+def test_a_rejected_return_under_reading_b_gives_its_units_back(
+    alice: Api, sandbox: SandboxProcess
+) -> None:
+    sandbox.readings(return_refusal="B")
     shipped_order(alice, sandbox, "RT-4")
     assert put_return(alice, "RT-4", "A", return_body(return_line(quantity=3))).status_code == 200
     assert put_return(alice, "RT-4", "B", return_body(return_line(quantity=1))).status_code == 400
@@ -108,6 +128,43 @@ def test_a_rejected_return_gives_its_units_back(alice: Api, sandbox: SandboxProc
     assert view["status"] == "REJECTED"
     assert view["notes"] == "opened and used"
     assert put_return(alice, "RT-4", "B", return_body(return_line(quantity=1))).status_code == 200
+    listed = alice.call("GET", "/returns", params={"status": "REJECTED"})
+    assert listed.status_code == 200
+    assert [r["mp_return_number"] for r in listed.json()["returns"]] == ["A"]
+    assert kinds(sandbox) == {}
+
+
+def test_the_body_carries_the_order_number(alice: Api, sandbox: SandboxProcess) -> None:
+    shipped_order(alice, sandbox, "RT-20")
+    missing = put_return(alice, "RT-20", "A", return_body(mp_order_number=None))
+    assert missing.status_code == 400
+    assert "mp_order_number" in missing.json()["fields"]
+    assert kinds(sandbox) == {"return_without_order_number": 1}
+    other = put_return(alice, "RT-20", "A", return_body(mp_order_number="RT-21"))
+    assert other.status_code == 400
+    assert "path" in other.json()["fields"]["mp_order_number"]
+    assert kinds(sandbox) == {"return_without_order_number": 2}
+    made = put_return(alice, "RT-20", "A", return_body())
+    assert made.status_code == 200
+    assert made.json()["mp_order_number"] == "RT-20"
+    # Reading B (the reference's example leaves it out): accepted without it.
+    sandbox.readings(return_order_number="B")
+    assert put_return(alice, "RT-20", "B", return_body(mp_order_number=None)).status_code == 200
+    assert put_return(alice, "RT-20", "C", return_body(mp_order_number="X")).status_code == 400
+    assert kinds(sandbox) == {"return_without_order_number": 3}
+
+
+@pytest.mark.parametrize(
+    ("return_type", "status"), [("SHIP", 200), ("NO_RETURN", 200), ("IN_STORE", 400)]
+)
+def test_return_types(alice: Api, sandbox: SandboxProcess, return_type: str, status: int) -> None:
+    shipped_order(alice, sandbox, "RT-22")
+    answer = put_return(alice, "RT-22", "A", return_body(return_type=return_type))
+    assert answer.status_code == status, answer.text
+    if status == 200:
+        assert answer.json()["return_type"] == return_type
+    else:
+        assert "return_type" in answer.json()["fields"]
 
 
 @pytest.mark.parametrize(

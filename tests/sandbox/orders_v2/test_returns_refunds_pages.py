@@ -52,7 +52,7 @@ def test_authorize_then_refund_from_the_order_page(
     assert "RET-1" in page
     assert "AWAITING_AUTHORIZATION" in page
     assert f'id="authorize-{rid}"' in page
-    assert f'id="reject-{rid}"' in page
+    assert f'id="reject-{rid}"' not in page  # reading A: a refusal has no state
     assert f'id="refund-{rid}"' not in page  # not preauthorized
     token = csrf_token(page)
     no_csrf = web.post(url + f"returns/{rid}/authorize", data={"rma": "X"}, timeout=10)
@@ -101,6 +101,15 @@ def test_reject_and_a_preauthorized_refund_from_the_page(
     url = sandbox.base_url + _order_page(seller, "PGR-2")
     first, second = _return_ids(seller)
     token = csrf_token(web.get(url, timeout=10).text)
+    page = web.get(url, timeout=10).text
+    assert f'id="authorize-{first}"' in page
+    assert f'id="reject-{first}"' not in page  # reading A: a refusal has no state
+    refused = web.post(
+        url + f"returns/{first}/reject", data={"csrfmiddlewaretoken": token, "reason": "worn"}
+    )
+    assert refused.status_code == 409
+    sandbox.readings(return_refusal="B")
+    assert f'id="reject-{first}"' in web.get(url, timeout=10).text
     rejected = web.post(
         url + f"returns/{first}/reject", data={"csrfmiddlewaretoken": token, "reason": "worn"}
     )

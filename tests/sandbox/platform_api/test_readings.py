@@ -38,6 +38,11 @@ POINTS = {
     "edrts_answer",
     "complete_answer",
     "refund_notes_empty",
+    # After-sale (returns and refunds).
+    "return_refusal",
+    "return_order_number",
+    "v2_refunds_key",
+    "after_sale_last_cursor",
 }
 # Issue 29's points (their own block in switches.py).
 POINTS |= {

@@ -83,13 +83,80 @@ def test_it_authorizes_then_refunds_returns_as_requested(
     assert sandbox.violations()["total"] == 0
 
 
-def test_it_rejects_at_rate_one(alice: Api, seller: SellerApi, sandbox: SandboxProcess) -> None:
+def test_it_refuses_at_rate_one_under_each_reading(
+    alice: Api, seller: SellerApi, sandbox: SandboxProcess
+) -> None:
     shipped_order(alice, sandbox, "SIM-R2")
     with simulator(sandbox, seller, return_reject_rate=1) as sim:
+        # Reading A: a refusal has no state; the return just stays unauthorized.
         assert put_return(alice, "SIM-R2", "RET-1", return_body()).status_code == 200
+        sim.wait_for_log("refused, left unauthorized", timeout=20)
         path = "/orders/SIM-R2/returns/RET-1"
+        view = alice.call("GET", path).json()
+        assert (view["status"], view["notes"]) == ("AWAITING_AUTHORIZATION", None)
+        # Reading B: REJECTED with the reason in notes.
+        sandbox.readings(return_refusal="B")
+        second = return_body(return_line(mp_return_line_number="R2", quantity=1))
+        assert put_return(alice, "SIM-R2", "RET-2", second).status_code == 200
+        path = "/orders/SIM-R2/returns/RET-2"
         wait_for(lambda: alice.call("GET", path).json()["status"] == "REJECTED", sim)
         assert alice.call("GET", path).json()["notes"] == "the item was returned used"
+    assert sandbox.violations()["total"] == 0
+
+
+EXCESS = [{"code": "EXCESS_ITEM_REFUND", "message": "line 1: 53.00 over 43.00"}]
+
+
+def _over_refund(sandbox: SandboxProcess, number: str) -> str:
+    made = sandbox.seller_refund(
+        number,
+        {"mp_line_number": "1", "refund_reason": "price_error", "item_refund": "53.00"},
+    )
+    return f"/orders/{number}/refunds/{made['feedamp_refund_id']}"
+
+
+def test_it_corrects_paused_refunds_even_twice(
+    alice: Api, seller: SellerApi, sandbox: SandboxProcess
+) -> None:
+    shipped_order(alice, sandbox, "SIM-P1")
+    path = _over_refund(sandbox, "SIM-P1")
+    with simulator(sandbox, seller, paused_refund_fix_rate=1, paused_refund_fix_delay=0.2) as sim:
+        assert alice.call("GET", path).json()["status"] == "CREATED"
+        assert alice.call("POST", path + "/errors", json=EXCESS).status_code == 200
+
+        def created() -> dict | None:
+            view = alice.call("GET", path).json()
+            return view if view["status"] == "CREATED" else None
+
+        fixed = wait_for(created, sim)
+        assert isinstance(fixed, dict)
+        assert fixed["errors"] == []
+        # Fitted: 3 x 12.50 + 2.50 tax + 4.00 shipping - 1.00 discount = 43.00.
+        assert fixed["merchant_refund_lines"][0]["item_refund"] == 43
+        assert "corrected to fit what the buyer paid" in sim.log_text()
+        # Paused again (another rule of the marketplace's): corrected again.
+        again = [{"code": "OTHER", "message": "reason code not accepted"}]
+        assert alice.call("POST", path + "/errors", json=again).status_code == 200
+        assert alice.call("GET", path).json()["status"] == "PAUSED"
+        wait_for(created, sim)
+    (record,) = sandbox.refunds(seller="alice")
+    assert (record["pauses"], record["resolutions"]) == (2, 2)
+    assert alice.call("POST", path + "/complete", json={}).json()["status"] == "COMPLETE"
+    assert sandbox.violations()["total"] == 0
+
+
+def test_a_paused_refund_it_does_not_correct_stays_paused(
+    alice: Api, seller: SellerApi, sandbox: SandboxProcess
+) -> None:
+    shipped_order(alice, sandbox, "SIM-P2")
+    path = _over_refund(sandbox, "SIM-P2")
+    with simulator(sandbox, seller, paused_refund_fix_rate=0, paused_refund_fix_delay=0) as sim:
+        assert alice.call("POST", path + "/errors", json=EXCESS).status_code == 200
+        sim.wait_for_log("paused, left as it is", timeout=20)
+        time.sleep(1.5)  # a few more cycles: it never comes back to it
+        view = alice.call("GET", path).json()
+        assert (view["status"], view["errors"]) == ("PAUSED", EXCESS)
+    assert sandbox.refunds(seller="alice")[0]["resolutions"] == 0
 
 
 @pytest.mark.parametrize("over", [0, 1])
