@@ -1,146 +1,194 @@
 """The refund lifecycle (CREATED → PAUSED by our errors → CREATED again, corrected →
-decided from scratch → COMPLETE), against the in-memory platform; the end-to-end version
-runs over HTTP (test_refund_lifecycle_end_to_end.py)."""
+decided from scratch → COMPLETE) against the real sandbox over HTTP, each step run here
+in turn (pull, then the outbox) rather than by a worker; the worker's version is
+test_refund_lifecycle_end_to_end.py. The seller corrects refunds through the sandbox's
+control API (its v2 page's "resolve"). No sandbox violation in any test (errors sent on a
+corrected refund is one)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
+from marketplace.orders.services.pull import seller_pull
+from marketplace.orders.services.push import order_push
+from marketplace.platform.models import PlatformCall
 from marketplace.returns.models import PlatformStep, RefundLedgerEntry, SellerRefund
 from marketplace.returns.services.pull import seller_returns_pull
 from marketplace.returns.services.steps import return_steps_drain
+from sellers.models import PlatformConnection
+from sellers.token_source import order_client_for
+from tests.app_fixtures import Platform
+from tests.marketplace.conftest import make_order
 from tests.marketplace.returns.conftest import FakeOrderSource, refund_line, shipped_order
-from tests.marketplace.returns.test_steps import due_now
 
 pytestmark = pytest.mark.django_db
 
-# shipped_order's line 1 cost the buyer 24.00
-OVER = [refund_line(item="30.00")]
-FITS = [refund_line(item="20.00", item_tax="1.50")]
+
+@pytest.fixture
+def shipped(
+    platform: Platform, connected_seller: Any, quiet_broker: Any, wakes: list[str]
+) -> Iterator[str]:
+    """An order at the platform, shipped and pulled back (paid: line 1 43.00, line 2
+    9.99); the steps' wake-ups recorded, not sent (this test drains). Afterwards: no
+    sandbox violation."""
+    order = make_order("MP-LC-1")
+    assert order_push(order_id=order.id) == "synced"
+    platform.sandbox.ship(order.mp_order_number)
+    assert seller_pull(seller_id=connected_seller.id).error == ""
+    yield order.mp_order_number
+    violations = platform.sandbox.violations()
+    assert violations["total"] == 0, violations
 
 
-def _round(fake: FakeOrderSource, order: Any) -> SellerRefund:
-    """A pull, then the outbox (each decision's call)."""
-    seller_returns_pull(seller_id=order.seller_id)
-    due_now()
+def _line(number: str, **amounts: str) -> dict[str, Any]:
+    return {"mp_line_number": number, "refund_quantity": 1, "currency": "EUR", **amounts}
+
+
+def _round(seller_id: int) -> None:
+    """A pull, then the outbox (each decision's call), as a worker would."""
+    assert seller_returns_pull(seller_id=seller_id).error == ""
+    PlatformStep.objects.exclude(status__in=["done", "failed", "superseded"]).update(
+        next_attempt_at=timezone.now()
+    )
     return_steps_drain()
-    return SellerRefund.objects.get()
+
+
+def _at_platform(platform: Platform, refund_id: int) -> dict[str, Any]:
+    rows = platform.sandbox.control("GET", "/refunds")["refunds"]
+    return next(r for r in rows if r["feedamp_refund_id"] == refund_id)
+
+
+def _calls(path_part: str) -> list[str]:
+    return [
+        f"{c.method} {c.path}" for c in PlatformCall.objects.order_by("id") if path_part in c.path
+    ]
 
 
 def test_an_over_refund_is_paused_then_the_corrected_one_is_decided_again_and_paid_once(
-    fake_platform: FakeOrderSource, wakes: list[str]
+    platform: Platform, connected_seller: Any, shipped: str
 ) -> None:
-    order = shipped_order()
-    fake_platform.add_refund(5, order.mp_order_number, OVER)
-    refund = _round(fake_platform, order)
+    posted = platform.sandbox.seller_refund(shipped, _line("2", item_refund="12.00"))
+    refund_id = posted["feedamp_refund_id"]
+    _round(connected_seller.id)
     # Paused with EXCESS_ITEM_REFUND, nothing paid
-    assert fake_platform.refunds["5"]["status"] == "PAUSED"
-    assert [e["code"] for e in fake_platform.refunds["5"]["errors"]] == ["EXCESS_ITEM_REFUND"]
+    at = _at_platform(platform, refund_id)
+    assert at["status"] == "PAUSED"
+    assert [e["code"] for e in at["errors"]] == ["EXCESS_ITEM_REFUND"]
+    refund = SellerRefund.objects.get()
     assert (refund.status, refund.decision, refund.pause_count) == ("PAUSED", "refused", 1)
     assert refund.paused_at is not None
     assert not RefundLedgerEntry.objects.exists()
     # A paused refund is not listed: the next pull decides nothing
-    assert seller_returns_pull(seller_id=order.seller_id).decided == 0
-    # The seller corrects it: it comes back CREATED, same id, new lines
-    fake_platform.correct_refund(5, FITS)
-    refund = _round(fake_platform, order)
+    assert seller_returns_pull(seller_id=connected_seller.id).decided == 0
+    # The seller corrects it: CREATED again, same id, new lines; decided from scratch
+    platform.sandbox.refund_resolve(refund_id, refund_lines=[_line("2", item_refund="9.00")])
+    _round(connected_seller.id)
+    refund.refresh_from_db()
     assert (refund.status, refund.decision, refund.version) == ("COMPLETE", "accepted", 2)
-    assert fake_platform.refunds["5"]["status"] == "COMPLETE"
-    entries = list(RefundLedgerEntry.objects.values_list("refund_id", "amount"))
-    assert entries == [(refund.pk, Decimal("21.50"))]
-    # Listed again, nothing more is paid
-    seller_returns_pull(seller_id=order.seller_id)
+    assert _at_platform(platform, refund_id)["status"] == "COMPLETE"
+    assert list(RefundLedgerEntry.objects.values_list("amount", flat=True)) == [Decimal("9.00")]
+    # More pulls pay nothing more, and one errors call was ever sent
+    _round(connected_seller.id)
     assert RefundLedgerEntry.objects.count() == 1
-    assert fake_platform.names().count("post_refund_errors") == 1
+    assert len([c for c in _calls(f"/refunds/{refund_id}/") if c.endswith("/errors")]) == 1
 
 
 def test_a_refund_corrected_still_over_the_line_is_paused_again_then_paid(
-    fake_platform: FakeOrderSource, wakes: list[str]
+    platform: Platform, connected_seller: Any, shipped: str
 ) -> None:
-    order = shipped_order()
-    fake_platform.add_refund(6, order.mp_order_number, OVER)
-    _round(fake_platform, order)
-    fake_platform.correct_refund(6, [refund_line(item="25.00")])  # still above 24.00
-    refund = _round(fake_platform, order)
+    refund_id = platform.sandbox.seller_refund(shipped, _line("1", item_refund="45.00"))[
+        "feedamp_refund_id"
+    ]
+    _round(connected_seller.id)
+    platform.sandbox.refund_resolve(refund_id, refund_lines=[_line("1", item_refund="44.00")])
+    _round(connected_seller.id)
+    refund = SellerRefund.objects.get()
     assert (refund.status, refund.pause_count, refund.version) == ("PAUSED", 2, 2)
-    assert "25.00" in refund.errors[0]["message"]
+    assert "44.00" in refund.errors[0]["message"]
     assert not RefundLedgerEntry.objects.exists()
-    fake_platform.correct_refund(6, [refund_line(item="24.00")])
-    refund = _round(fake_platform, order)
+    platform.sandbox.refund_resolve(refund_id, fit=True)
+    _round(connected_seller.id)
+    refund.refresh_from_db()
     assert (refund.status, refund.pause_count, refund.version) == ("COMPLETE", 2, 3)
-    assert [e.amount for e in RefundLedgerEntry.objects.all()] == [Decimal("24.00")]
+    assert [e.amount for e in RefundLedgerEntry.objects.all()] == [Decimal("43.00")]
     # one errors call per version, each its own step
     steps = PlatformStep.objects.filter(kind="report_refund").order_by("version")
     assert [(s.version, s.status) for s in steps] == [(1, "done"), (2, "done")]
 
 
 def test_a_refund_never_corrected_stays_paused_and_unpaid(
-    fake_platform: FakeOrderSource, wakes: list[str]
+    platform: Platform, connected_seller: Any, shipped: str
 ) -> None:
-    order = shipped_order()
-    fake_platform.add_refund(8, order.mp_order_number, OVER)
+    platform.sandbox.seller_refund(shipped, _line("2", item_refund="20.00"))
     for _ in range(3):
-        refund = _round(fake_platform, order)
-    assert (refund.status, refund.pause_count) == ("PAUSED", 1)
+        _round(connected_seller.id)
+    refund = SellerRefund.objects.get()
+    assert (refund.status, refund.pause_count, refund.decision) == ("PAUSED", 1, "refused")
     assert not RefundLedgerEntry.objects.exists()
-    assert fake_platform.names().count("post_refund_errors") == 1
+    assert len([c for c in _calls("/refunds/") if c.endswith("/errors")]) == 1
 
 
 def test_a_retried_errors_call_already_applied_is_not_sent_again(
-    fake_platform: FakeOrderSource, wakes: list[str]
+    platform: Platform, connected_seller: Any, shipped: str
 ) -> None:
-    """The first errors call timed out after the platform acted: the retry re-reads, finds
-    the refund PAUSED on the lines it judged, and counts it done without sending."""
-    order = shipped_order()
-    fake_platform.add_refund(9, order.mp_order_number, OVER)
-    seller_returns_pull(seller_id=order.seller_id)
-    body = PlatformStep.objects.get(kind="report_refund").body
-    fake_platform.post_refund_errors(order.mp_order_number, "9", body)  # it went through
-    fake_platform.calls.clear()
-    return_steps_drain()
+    """The first errors call went through but its answer was lost: the retry re-reads,
+    finds the refund PAUSED on the lines it judged, and counts it done without sending."""
+    refund_id = platform.sandbox.seller_refund(shipped, _line("2", item_refund="20.00"))[
+        "feedamp_refund_id"
+    ]
+    assert seller_returns_pull(seller_id=connected_seller.id).decided == 1
     step = PlatformStep.objects.get(kind="report_refund")
+    client = order_client_for(PlatformConnection.objects.get(seller=connected_seller))
+    client.post_refund_errors(shipped, refund_id, list(step.body))  # "lost" answer
+    sent = len(_calls("/errors"))
+    return_steps_drain()
+    step.refresh_from_db()
     assert step.status == "done"
-    assert fake_platform.names() == ["get_refund"]
+    assert len(_calls("/errors")) == sent  # only the re-read went out
     refund = SellerRefund.objects.get()
     assert (refund.status, refund.pause_count) == ("PAUSED", 1)
 
 
-def test_an_errors_call_for_lines_the_seller_changed_is_dropped_and_the_new_lines_decided(
-    fake_platform: FakeOrderSource, wakes: list[str]
+def test_an_errors_call_for_a_refund_the_seller_corrected_meanwhile_is_dropped(
+    platform: Platform, connected_seller: Any, shipped: str
 ) -> None:
-    order = shipped_order()
-    fake_platform.add_refund(10, order.mp_order_number, OVER)
-    seller_returns_pull(seller_id=order.seller_id)  # refused, its errors call queued
-    # The platform already holds other lines (the first call went through, its answer
-    # was lost, and the seller corrected the refund before our retry)
-    fake_platform.refunds["10"]["merchant_refund_lines"] = FITS
-    fake_platform.calls.clear()
-    return_steps_drain()
+    """TRAPS.md's race: the errors call timed out after the platform acted, the seller
+    corrected the refund; the retry re-reads, finds other lines, sends nothing, and the
+    corrected version is decided on its own (accepted here)."""
+    refund_id = platform.sandbox.seller_refund(shipped, _line("2", item_refund="20.00"))[
+        "feedamp_refund_id"
+    ]
+    seller_returns_pull(seller_id=connected_seller.id)
     step = PlatformStep.objects.get(kind="report_refund")
+    client = order_client_for(PlatformConnection.objects.get(seller=connected_seller))
+    client.post_refund_errors(shipped, refund_id, list(step.body))  # "timed out"
+    platform.sandbox.refund_resolve(refund_id, refund_lines=[_line("2", item_refund="5.00")])
+    return_steps_drain()
+    step.refresh_from_db()
     assert step.status == "superseded"
     assert "changed the refund's lines" in step.last_error
-    assert fake_platform.names() == ["get_refund"]  # no errors sent for the new lines
+    assert _at_platform(platform, refund_id)["status"] == "CREATED"  # not paused again
+    _round(connected_seller.id)
     refund = SellerRefund.objects.get()
-    assert (refund.decision, refund.status) == ("", "CREATED")
-    # The next pull decides the current lines: accepted, paid once, completed
-    refund = _round(fake_platform, order)
     assert (refund.decision, refund.status) == ("accepted", "COMPLETE")
-    assert [e.amount for e in RefundLedgerEntry.objects.all()] == [Decimal("21.50")]
-    assert fake_platform.refunds["10"]["status"] == "COMPLETE"
-    assert fake_platform.refunds["10"]["errors"] == []
+    assert [e.amount for e in RefundLedgerEntry.objects.all()] == [Decimal("5.00")]
 
 
 def test_an_errors_call_for_a_refund_no_longer_created_is_dropped(
     fake_platform: FakeOrderSource, wakes: list[str]
 ) -> None:
+    """A state the sandbox cannot reach by itself (completed by someone else): in memory."""
     order = shipped_order()
-    fake_platform.add_refund(11, order.mp_order_number, OVER)
+    fake_platform.add_refund(11, order.mp_order_number, [refund_line(item="30.00")])
     seller_returns_pull(seller_id=order.seller_id)
-    fake_platform.refunds["11"]["status"] = "COMPLETE"  # someone else finished it
+    fake_platform.refunds["11"]["status"] = "COMPLETE"
     return_steps_drain()
     step = PlatformStep.objects.get(kind="report_refund")
-    assert (step.status, "COMPLETE" in step.last_error) == ("superseded", True)
+    assert step.status == "superseded"
+    assert "COMPLETE" in step.last_error
     assert "post_refund_errors" not in fake_platform.names()
