@@ -57,10 +57,17 @@ class RecordGuard:
         return [key for key, p in self.open.items() if p.dead_at is not None]
 
     def run(
-        self, key: str, digest: str, work: Callable[[], T], *, mp_order_number: str = ""
+        self,
+        key: str,
+        digest: str,
+        work: Callable[[], T],
+        *,
+        mp_order_number: str = "",
+        resolve: bool = True,
     ) -> tuple[bool, T | None]:
         """``(True, work())``, or ``(False, None)`` when it raised (recorded) or the record
-        is a dead letter."""
+        is a dead letter. ``resolve=False``: a later stage of the same record follows (its
+        problem is resolved only when that one goes through too, so the cap counts)."""
         if self.is_dead(key, digest):
             return False, None
         try:
@@ -77,11 +84,16 @@ class RecordGuard:
             self.failed += 1
             self._record(key, digest, mp_order_number, exc)
             return False, None
+        if resolve:
+            self.resolve(key)
+        return True, value
+
+    def resolve(self, key: str) -> None:
+        """The record went through: its problem, if any, is resolved."""
         if key in self.open:
             ReturnsRecordProblem.objects.filter(pk=self.open.pop(key).pk).update(
                 resolved_at=timezone.now()
             )
-        return True, value
 
     def _record(self, key: str, digest: str, mp_order_number: str, exc: Exception) -> None:
         now = timezone.now()

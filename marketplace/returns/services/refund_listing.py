@@ -45,9 +45,12 @@ def refunds_list(client: OrderSourceClient, seller_id: int, result: ReturnsPullR
                     seller_id=seller_id, order=order, entry=entry, listed_at=asked
                 ),
                 mp_order_number=order.mp_order_number,
+                resolve=False,
             )
             if ok and pk is not None:
                 to_decide.append((_decide_key(entry), refund_id, seen, pk))
+            elif ok:
+                guard.resolve(refund_id)  # nothing to decide: it went through
         # Decided in a fixed order (date created, then the platform's id), each on its own.
         for _, refund_id, seen, pk in sorted(to_decide):
             ok, _ = guard.run(refund_id, seen, lambda pk=pk: refund_decide(refund_pk=pk))  # type: ignore[misc]

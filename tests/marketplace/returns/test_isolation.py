@@ -206,3 +206,32 @@ def test_a_return_of_no_return_type_goes_out_as_such(
     return_steps_drain()
     _, (number, _, payload) = fake_platform.calls[0]
     assert (payload["mp_order_number"], payload["return_type"]) == (number, "NO_RETURN")
+
+
+def test_a_refund_whose_decision_always_fails_reaches_the_cap_and_the_others_are_paid(
+    fake_platform: FakeOrderSource,
+    wakes: list[str],
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from marketplace.returns.services import refund_listing
+
+    settings.RETURNS_RECORD_MAX_FAILURES = 2
+    decide = refund_listing.refund_decide
+
+    def failing_for_2(*, refund_pk: int) -> str:
+        if SellerRefund.objects.get(pk=refund_pk).refund_id == "2":
+            raise ArithmeticError("overflow while deciding")
+        return decide(refund_pk=refund_pk)
+
+    monkeypatch.setattr(refund_listing, "refund_decide", failing_for_2)
+    order = shipped_order()
+    fake_platform.add_refund(1, order.mp_order_number, [refund_line(item="1.00")])
+    fake_platform.add_refund(2, order.mp_order_number, [refund_line(item="2.00")])
+    for _ in range(4):
+        seller_returns_pull(seller_id=order.seller_id)
+    problem = ReturnsRecordProblem.objects.get()
+    assert (problem.record_key, problem.failures) == ("2", 2)
+    assert problem.dead_at is not None
+    assert "overflow while deciding" in problem.error
+    assert list(RefundLedgerEntry.objects.values_list("amount", flat=True)) == [Decimal("1.00")]
