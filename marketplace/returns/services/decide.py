@@ -20,7 +20,6 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from marketplace.orders.models import OrderLine
-from marketplace.orders.validation import RefundProblemCode as ProblemCode
 from marketplace.platform.returns_refunds import decimal_amount
 from marketplace.returns.checks import LineCost, Problem, TakeIn, Verdict, refund_check
 from marketplace.returns.models import (
@@ -32,6 +31,7 @@ from marketplace.returns.models import (
     StepKind,
 )
 from marketplace.returns.money import ZERO, line_paid
+from marketplace.returns.problems import RefundProblemCode as ProblemCode
 from marketplace.returns.services.steps import step_add
 
 
