@@ -9,7 +9,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from marketplace.access import StaffRequest, staff_required
 from marketplace.returns import selectors
-from marketplace.returns.services.steps import step_retry as step_retry_service
+from marketplace.returns.services.ledger import step_retry_by_staff
 
 
 @require_GET
@@ -22,7 +22,8 @@ def returns_waiting(request: HttpRequest) -> HttpResponse:
 @staff_required
 def step_retry(request: StaffRequest, step_id: int) -> HttpResponse:
     # A retry is harmless (every step is idempotent at the platform): no confirmation.
-    if step_retry_service(step_id=step_id):
+    # Logged with who and when (the money log), like every staff action on money.
+    if step_retry_by_staff(step_id=step_id, actor=request.user.get_username()):
         messages.success(request, "Queued: the platform call is sent again now.")
     else:
         messages.error(request, "Nothing to retry: that call is already done.")

@@ -83,6 +83,16 @@ def round_to_unit(amount: Decimal, currency: str) -> Decimal:
     return amount.quantize(unit(currency), rounding=ROUND_HALF_UP)
 
 
+def in_unit(amount: Decimal, currency: str) -> Decimal:
+    """An amount we hold (read back from a column with 3 places: ``Decimal("20.000")``)
+    written in ``currency``'s unit (``20.00``), for sums, messages and the ledger. Exact
+    only: an amount finer than the unit is an error here, never rounded."""
+    exact = amount.quantize(unit(currency))
+    if exact != amount:
+        raise ValueError(f"{amount} is finer than the {currency} minor unit")
+    return exact
+
+
 def _where(label: str, field: str) -> str:
     parts = [f"line {label}" if label else "", field]
     return " ".join(part for part in parts if part) or "amount"

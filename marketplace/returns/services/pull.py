@@ -47,7 +47,7 @@ from django.utils.dateparse import parse_datetime
 from marketplace.orders.models import Order, OrderLine
 from marketplace.platform.errors import PlatformError
 from marketplace.platform.order_source import OrderSourceClient
-from marketplace.platform.returns_refunds import decimal_amount
+from marketplace.returns.amounts import REFUND_AMOUNT_FIELDS, line_amounts_read
 from marketplace.returns.models import (
     RefundStatus,
     Return,
@@ -228,18 +228,10 @@ def _return_seen(
             return_request.order.mp_order_number, return_request.mp_return_number
         )
         result.requests += 1
-        lines = [
-            {
-                "mp_return_line_number": line.get("mp_return_line_number"),
-                "principal_refund_amount": decimal_amount(line.get("principal_refund_amount"))
-                or ZERO,
-                "shipping_refund_amount": decimal_amount(line.get("shipping_refund_amount"))
-                or ZERO,
-            }
-            for line in refunds.get("merchant_refund_lines") or []
-            if isinstance(line, dict)
-        ]
-        return_decide(return_pk=return_request.pk, refund_lines=lines)
+        # As sent: the decision reads the amounts strictly (amounts.py).
+        return_decide(
+            return_pk=return_request.pk, refund_lines=refunds.get("merchant_refund_lines")
+        )
         result.decided += 1
 
 
@@ -349,24 +341,28 @@ def _refund_upsert(
         refund.save()
         refund.lines.all().delete()
         lines = {line.mp_line_number: line for line in OrderLine.objects.filter(order=order)}
-        SellerRefundLine.objects.bulk_create(
-            _refund_line(refund, item, lines)
+        read = [
+            _refund_line(refund, item, lines, order.currency)
             for item in entry.get("merchant_refund_lines") or []
             if isinstance(item, dict)
-        )
+        ]
+        SellerRefundLine.objects.bulk_create(line for line, _ in read)
+        # Amounts that could not be read: the decision refuses the refund with them.
+        refund.read_problems = [problem for _, problems in read for problem in problems]
+        refund.save(update_fields=["read_problems"])
     return refund
 
 
 def _refund_line(
-    refund: SellerRefund, item: dict[str, Any], lines: dict[str, OrderLine]
-) -> SellerRefundLine:
+    refund: SellerRefund, item: dict[str, Any], lines: dict[str, OrderLine], currency: str
+) -> tuple[SellerRefundLine, list[dict[str, str]]]:
     number = str(item.get("mp_line_number") or "")
     quantity = item.get("refund_quantity")
-
-    def amount(name: str) -> Decimal:
-        return (decimal_amount(item.get(name)) or ZERO).quantize(Decimal("0.01"))
-
-    return SellerRefundLine(
+    amounts, errors = line_amounts_read(
+        item, fields=REFUND_AMOUNT_FIELDS, currency=currency, label=number
+    )
+    problems = [{"code": e.code, "message": e.message, "label": number} for e in errors]
+    line = SellerRefundLine(
         refund=refund,
         mp_line_number=number[:128],
         order_line=lines.get(number),
@@ -374,13 +370,14 @@ def _refund_line(
         refund_quantity=quantity
         if isinstance(quantity, int) and not isinstance(quantity, bool)
         else 0,
-        item_refund=amount("item_refund"),
-        item_tax_refund=amount("item_tax_refund"),
-        shipping_refund=amount("shipping_refund"),
-        shipping_tax_refund=amount("shipping_tax_refund"),
-        discount_refund=amount("discount_refund"),
+        item_refund=amounts["item_refund"],
+        item_tax_refund=amounts["item_tax_refund"],
+        shipping_refund=amounts["shipping_refund"],
+        shipping_tax_refund=amounts["shipping_tax_refund"],
+        discount_refund=amounts["discount_refund"],
         reason=str(item.get("reason") or "")[:128],
     )
+    return line, problems
 
 
 def sellers_returns_pull_fan_out() -> list[int]:

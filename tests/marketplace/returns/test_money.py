@@ -132,7 +132,12 @@ def test_one_cent_more_than_the_line_cost_is_refused_with_excess_item_refund(
     assert "24.00" in second.errors[0]["message"]
     assert RefundLedgerEntry.objects.filter(refund=second).count() == 0
     step = PlatformStep.objects.get(refund=second)
-    assert (step.kind, step.body) == ("report_refund", second.errors)
+    # The platform is sent the code and message; we keep our own code beside them.
+    assert (step.kind, step.body) == (
+        "report_refund",
+        [{"code": e["code"], "message": e["message"]} for e in second.errors],
+    )
+    assert second.errors[0]["problem"] == "EXCESS_ITEM_REFUND"
 
 
 def test_a_return_over_the_line_cost_is_refused_with_excess_refund(wakes: list[str]) -> None:
