@@ -21,7 +21,7 @@ from decimal import Decimal
 from django.db import models
 from django.db.models import Q
 
-from marketplace.returns.amounts import MONEY_DECIMAL_PLACES, MONEY_MAX_DIGITS
+from marketplace.returns.amounts import MONEY_DECIMAL_PLACES, MONEY_MAX_DIGITS, in_unit
 
 # Every after-sale amount (MONEY_*): 10 digits before the point and up to 3 after, so
 # each currency's minor unit fits without rounding (``amounts.py``).
@@ -338,7 +338,16 @@ class RefundLedgerEntry(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.amount} {self.currency} for {self.order_line_id}"
+        return f"{self.amount_in_unit} {self.currency} for {self.order_line_id}"
+
+    @property
+    def amount_in_unit(self) -> Decimal:
+        """The amount in its currency's unit (``20.00`` EUR, ``1500`` JPY): the column
+        holds 3 places for every currency."""
+        try:
+            return in_unit(self.amount, self.currency)
+        except ValueError:
+            return self.amount
 
 
 class MoneyActionKind(models.TextChoices):

@@ -93,7 +93,7 @@ def ledger_reverse(*, entry_id: int, actor: str, reason: str) -> RefundLedgerEnt
             detail={
                 "entry": entry.pk,
                 "reversal": reversal.pk,
-                "amount": str(reversal.amount),
+                "amount": str(reversal.amount_in_unit),
                 "currency": entry.currency,
                 "reason": reason,
             },
