@@ -27,7 +27,12 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from marketplace.orders.models import OrderLine
-from marketplace.returns.amounts import RETURN_AMOUNT_FIELDS, in_unit, line_amounts_read
+from marketplace.returns.amounts import (
+    REFUND_AMOUNT_FIELDS,
+    RETURN_AMOUNT_FIELDS,
+    in_unit,
+    line_amounts_read,
+)
 from marketplace.returns.checks import LineCost, Problem, TakeIn, Verdict, refund_check
 from marketplace.returns.models import (
     Decision,
@@ -65,7 +70,7 @@ def _costs(
             mp_line_number=line.mp_line_number,
             quantity=line.quantity,
             paid=_tidy(line_paid(line), currency),
-            accepted=in_unit(accepted.get(line.id) or ZERO, currency),
+            accepted=_tidy(accepted.get(line.id) or ZERO, currency),
         )
         for line in lines
     }
@@ -73,8 +78,10 @@ def _costs(
 
 
 def _tidy(amount: Decimal, currency: str) -> Decimal:
-    """What the buyer paid, in the currency's unit when it is a whole number of units
-    (the order's own amounts are the orders app's; they are shown as they are otherwise)."""
+    """An amount we hold (what the buyer paid, what the ledger sums to) in the currency's
+    unit when it is a whole number of units; as it is otherwise (the order's amounts are
+    the orders app's, and rows from before the strict reading may be finer). Never
+    rounded."""
     try:
         return in_unit(amount, currency)
     except ValueError:
@@ -162,15 +169,33 @@ def _refund_read_problems(refund: SellerRefund, lines: list[SellerRefundLine]) -
         if isinstance(p, dict)
     ]
     named = {p.label for p in problems}
-    problems += [
-        Problem(
-            ProblemCode.MISSING_AMOUNT,
-            f"line {line.mp_line_number}: an amount could not be read",
-            line.mp_line_number,
-        )
-        for line in lines
-        if not line.readable and line.mp_line_number not in named
-    ]
+    currency = refund.order.currency
+    for line in lines:
+        if not line.readable:
+            if line.mp_line_number not in named:
+                problems.append(
+                    Problem(
+                        ProblemCode.MISSING_AMOUNT,
+                        f"line {line.mp_line_number}: an amount could not be read",
+                        line.mp_line_number,
+                    )
+                )
+            continue
+        # Stored amounts in the order currency's unit (rows stored before the strict
+        # reading may not be): refused, never rounded.
+        for name in REFUND_AMOUNT_FIELDS:
+            value = getattr(line, name)
+            try:
+                in_unit(value, currency)
+            except ValueError as exc:
+                problems.append(
+                    Problem(
+                        getattr(exc, "code", ProblemCode.AMOUNT_TOO_PRECISE),
+                        f"line {line.mp_line_number} {name}: {value} is not a whole number "
+                        f"of {currency} minor units",
+                        line.mp_line_number,
+                    )
+                )
     if not lines:
         problems.append(Problem(ProblemCode.NO_REFUND_LINES, "the refund has no lines"))
     return problems

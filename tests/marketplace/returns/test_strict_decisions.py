@@ -17,7 +17,7 @@ import pytest
 
 from marketplace.returns.intake_schema import ReturnIn
 from marketplace.returns.models import Decision, RefundLedgerEntry, Return, SellerRefund
-from marketplace.returns.services.decide import return_decide
+from marketplace.returns.services.decide import refund_decide, return_decide
 from marketplace.returns.services.intake import return_create
 from marketplace.returns.services.pull import seller_returns_pull
 from marketplace.returns.services.steps import return_steps_drain
@@ -213,3 +213,25 @@ def test_a_yen_return_takes_whole_yen_and_the_ledger_records_exactly_that(
         D("1500"),
         "1500",
     )
+
+
+def test_a_stored_refund_finer_than_the_yen_is_refused_not_rounded(wakes: list[str]) -> None:
+    # A row stored before the strict reading (10.50 in a yen order): never decided on a
+    # rounded amount, and never a crash that would stop the seller's other refunds.
+    order = shipped_order(currency="JPY", lines=[{"quantity": 2, "unit_price": "1500"}])
+    refund = SellerRefund.objects.create(
+        seller=order.seller, order=order, refund_id="1", status="CREATED"
+    )
+    refund.lines.create(
+        mp_line_number="1",
+        order_line=order.lines.get(),
+        currency="JPY",
+        refund_quantity=1,
+        item_refund=D("10.50"),
+    )
+
+    assert refund_decide(refund_pk=refund.pk) == Decision.REFUSED
+
+    refund.refresh_from_db()
+    assert [e["problem"] for e in refund.errors] == ["AMOUNT_TOO_PRECISE"]
+    assert not RefundLedgerEntry.objects.exists()
