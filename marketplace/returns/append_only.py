@@ -14,7 +14,8 @@ The triggers raise an integrity error (Postgres ``restrict_violation``, SQLite
   covered without touching the trigger.
 * SQLite (development): ``BEFORE UPDATE`` / ``BEFORE DELETE`` triggers; SQLite has no
   row-as-JSON, so the UPDATE trigger lists the columns (``triggers_install`` is given
-  them by the migration; a migration that adds a column to the ledger installs again).
+  them by the migration). SQLite rebuilds a table to alter it, which drops its triggers:
+  a later migration that alters either table must call ``triggers_install`` again.
   Django's ``flush`` on SQLite deletes rows and is refused once the ledger has any: the
   test suite runs on Postgres, whose ``flush`` truncates.
 

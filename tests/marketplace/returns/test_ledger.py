@@ -28,7 +28,7 @@ from marketplace.returns.services.ledger import (
     ledger_reverse,
 )
 from tests.marketplace.returns.conftest import shipped_order
-from tests.marketplace.returns.test_money import new_refund
+from tests.marketplace.returns.test_money import new_refund, new_return
 
 pytestmark = pytest.mark.django_db
 
@@ -264,11 +264,28 @@ def test_a_seller_refunds_decision_and_amounts_cannot_be_changed_in_the_admin(
     assert page.status_code == 200
     body = page.content.decode()
     assert 'name="decision"' not in body
-    assert "item_refund" not in body or 'name="lines-0-item_refund"' not in body
+    assert 'name="lines-0-item_refund"' not in body
+    assert "20.00" in body  # the line's amount is shown, as text
     response = staff_client.post(f"{base}/{refund.pk}/change/", {"decision": "refused"})
     assert response.status_code == 403
     refund.refresh_from_db()
     assert refund.decision == Decision.ACCEPTED
+
+
+def test_a_returns_state_decision_and_amounts_are_read_only_in_the_admin(
+    staff_client: Client, wakes: list[str]
+) -> None:
+    ret = new_return(shipped_order(), "R1")
+    base = "/admin/returns/return"
+
+    assert staff_client.get(f"{base}/add/").status_code == 403
+    assert staff_client.get(f"{base}/{ret.pk}/delete/").status_code == 403
+    page = staff_client.get(f"{base}/{ret.pk}/change/")
+    assert page.status_code == 200
+    body = page.content.decode()
+    for field in ("status", "decision", "errors", "principal_refund_amount"):
+        assert f'name="{field}"' not in body
+        assert f'name="lines-0-{field}"' not in body  # nor in the lines' inline
 
 
 def test_a_staff_retry_of_a_step_is_logged(staff_client: Client, wakes: list[str]) -> None:
