@@ -11,8 +11,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from marketplace.access import StaffRequest, staff_required
 from marketplace.returns import selectors
+from marketplace.returns.services.ledger import step_retry_by_staff
 from marketplace.returns.services.record_problems import record_problem_retry
-from marketplace.returns.services.steps import step_retry as step_retry_service
 
 
 @require_GET
@@ -27,7 +27,8 @@ def returns_waiting(request: HttpRequest) -> HttpResponse:
 @staff_required
 def step_retry(request: StaffRequest, step_id: int) -> HttpResponse:
     # A retry is harmless (every step is idempotent at the platform): no confirmation.
-    if step_retry_service(step_id=step_id):
+    # Logged with who and when (the money log), like every staff action on money.
+    if step_retry_by_staff(step_id=step_id, actor=request.user.get_username()):
         messages.success(request, "Queued: the platform call is sent again now.")
     else:
         messages.error(request, "Nothing to retry: that call is already done.")

@@ -15,7 +15,11 @@ from sellers.access import SellerRequest, seller_required
 
 
 def _explained(errors: list[dict]) -> list[tuple[dict, object]]:
-    return [(error, REFUND_HELP.get(error.get("code", ""), REFUND_FALLBACK)) for error in errors]
+    # "problem" is our own code when the platform was sent its catch-all "OTHER".
+    return [
+        (error, REFUND_HELP.get(error.get("problem") or error.get("code", ""), REFUND_FALLBACK))
+        for error in errors
+    ]
 
 
 @require_GET

@@ -24,6 +24,11 @@ from decimal import Decimal
 from django.db import models
 from django.db.models import Q
 
+from marketplace.returns.amounts import MONEY_DECIMAL_PLACES, MONEY_MAX_DIGITS, in_unit
+
+# Every after-sale amount (MONEY_*): 10 digits before the point and up to 3 after, so
+# each currency's minor unit fits without rounding (``amounts.py``).
+
 
 class Decision(models.TextChoices):
     NONE = "", "Not decided"
@@ -120,14 +125,19 @@ class ReturnLine(models.Model):
     )
     quantity = models.PositiveIntegerField()
     preauthorized = models.BooleanField(default=False)
-    requested_refund_principal = models.DecimalField(max_digits=12, decimal_places=2)
-    requested_refund_tax = models.DecimalField(max_digits=12, decimal_places=2)
-    # The seller's refund amounts (``.../refunds``), once REFUNDED.
+    requested_refund_principal = models.DecimalField(
+        max_digits=MONEY_MAX_DIGITS, decimal_places=MONEY_DECIMAL_PLACES
+    )
+    requested_refund_tax = models.DecimalField(
+        max_digits=MONEY_MAX_DIGITS, decimal_places=MONEY_DECIMAL_PLACES
+    )
+    # The seller's refund amounts (``.../refunds``), once REFUNDED; None until then, or
+    # when the platform's value could not be read (the return's ``errors`` say why).
     principal_refund_amount = models.DecimalField(
-        max_digits=12, decimal_places=2, null=True, blank=True
+        max_digits=MONEY_MAX_DIGITS, decimal_places=MONEY_DECIMAL_PLACES, null=True, blank=True
     )
     shipping_refund_amount = models.DecimalField(
-        max_digits=12, decimal_places=2, null=True, blank=True
+        max_digits=MONEY_MAX_DIGITS, decimal_places=MONEY_DECIMAL_PLACES, null=True, blank=True
     )
 
     class Meta:
@@ -183,6 +193,10 @@ class SellerRefund(models.Model):
     # How many times our errors paused it at the platform, and when it was last paused.
     pause_count = models.PositiveIntegerField(default=0)
     paused_at = models.DateTimeField(null=True, blank=True)
+    # Problems found reading the platform's lines as stored ([{code, message, label}]: an
+    # amount that is not a number, missing, out of range or finer than the currency's
+    # unit; ``amounts.line_amounts_read``). A refund with any is refused with them.
+    read_problems = models.JSONField(default=list, blank=True)
 
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -214,11 +228,43 @@ class SellerRefundLine(models.Model):
     )
     currency = models.CharField(max_length=3)
     refund_quantity = models.IntegerField(default=0)
-    item_refund = models.DecimalField(max_digits=12, decimal_places=2, default=Decimal("0"))
-    item_tax_refund = models.DecimalField(max_digits=12, decimal_places=2, default=Decimal("0"))
-    shipping_refund = models.DecimalField(max_digits=12, decimal_places=2, default=Decimal("0"))
-    shipping_tax_refund = models.DecimalField(max_digits=12, decimal_places=2, default=Decimal("0"))
-    discount_refund = models.DecimalField(max_digits=12, decimal_places=2, default=Decimal("0"))
+    # None: the platform's value could not be read (the refund's ``read_problems`` say
+    # why); never stored as 0.00 in its place.
+    item_refund = models.DecimalField(
+        max_digits=MONEY_MAX_DIGITS,
+        decimal_places=MONEY_DECIMAL_PLACES,
+        null=True,
+        blank=True,
+        default=Decimal("0"),
+    )
+    item_tax_refund = models.DecimalField(
+        max_digits=MONEY_MAX_DIGITS,
+        decimal_places=MONEY_DECIMAL_PLACES,
+        null=True,
+        blank=True,
+        default=Decimal("0"),
+    )
+    shipping_refund = models.DecimalField(
+        max_digits=MONEY_MAX_DIGITS,
+        decimal_places=MONEY_DECIMAL_PLACES,
+        null=True,
+        blank=True,
+        default=Decimal("0"),
+    )
+    shipping_tax_refund = models.DecimalField(
+        max_digits=MONEY_MAX_DIGITS,
+        decimal_places=MONEY_DECIMAL_PLACES,
+        null=True,
+        blank=True,
+        default=Decimal("0"),
+    )
+    discount_refund = models.DecimalField(
+        max_digits=MONEY_MAX_DIGITS,
+        decimal_places=MONEY_DECIMAL_PLACES,
+        null=True,
+        blank=True,
+        default=Decimal("0"),
+    )
     reason = models.CharField(max_length=128, blank=True)
 
     class Meta:
@@ -228,20 +274,38 @@ class SellerRefundLine(models.Model):
         return f"{self.refund_id}/{self.mp_line_number}"
 
     @property
+    def readable(self) -> bool:
+        return None not in (
+            self.item_refund,
+            self.item_tax_refund,
+            self.shipping_refund,
+            self.shipping_tax_refund,
+            self.discount_refund,
+        )
+
+    @property
     def takes(self) -> Decimal:
-        """What this line takes from the order line (the readings table)."""
+        """What this line takes from the order line (the readings table). Only for a
+        ``readable`` line: an unread amount is never counted as zero."""
+        if not self.readable:
+            raise ValueError(f"refund line {self}: an amount could not be read")
         return (
-            self.item_refund
-            + self.item_tax_refund
-            + self.shipping_refund
-            + self.shipping_tax_refund
-            - self.discount_refund
+            Decimal(self.item_refund or 0)
+            + Decimal(self.item_tax_refund or 0)
+            + Decimal(self.shipping_refund or 0)
+            + Decimal(self.shipping_tax_refund or 0)
+            - Decimal(self.discount_refund or 0)
         )
 
 
 class RefundLedgerEntry(models.Model):
     """Money the marketplace pays back to the buyer: one accepted refund or return, one
-    order line. Written with the decision; never a second row for the same pair."""
+    order line, written with the decision, exactly the amount decided.
+
+    Append-only (``append_only.py``: a database trigger on Postgres and SQLite): a row is
+    never changed nor deleted, except ``paid_out_at``/``paid_out_by`` set once from
+    empty. A correction is a new *reversing* entry: the negative of the entry it
+    ``reverses``, with the staff user and the reason (``services/ledger.py``)."""
 
     order = models.ForeignKey("orders.Order", on_delete=models.PROTECT, related_name="ledger")
     order_line = models.ForeignKey(
@@ -254,30 +318,47 @@ class RefundLedgerEntry(models.Model):
         Return, on_delete=models.PROTECT, null=True, blank=True, related_name="ledger"
     )
     currency = models.CharField(max_length=3)
-    amount = models.DecimalField(max_digits=12, decimal_places=2)
+    amount = models.DecimalField(max_digits=MONEY_MAX_DIGITS, decimal_places=MONEY_DECIMAL_PLACES)
     # The parts, for people: item (with its tax for a return), shipping, discount.
     detail = models.JSONField(default=dict, blank=True)
+    # A reversing entry: the entry it cancels, why, and the staff user who did it.
+    reverses = models.OneToOneField(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="reversed_by"
+    )
+    reason = models.TextField(blank=True)
+    created_by = models.CharField(max_length=150, blank=True)
     paid_out_at = models.DateTimeField(null=True, blank=True)
     paid_out_by = models.CharField(max_length=150, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        verbose_name = "refund ledger entry"
+        verbose_name_plural = "refund ledger entries"
         constraints = [
             models.UniqueConstraint(
                 fields=["refund", "order_line"],
-                condition=Q(refund__isnull=False),
+                condition=Q(refund__isnull=False, reverses__isnull=True),
                 name="ledger_once_per_refund_line",
             ),
             models.UniqueConstraint(
                 fields=["return_request", "order_line"],
-                condition=Q(return_request__isnull=False),
+                condition=Q(return_request__isnull=False, reverses__isnull=True),
                 name="ledger_once_per_return_line",
             ),
             models.CheckConstraint(
                 condition=(Q(refund__isnull=False) & Q(return_request__isnull=True))
                 | (Q(refund__isnull=True) & Q(return_request__isnull=False)),
                 name="ledger_one_source",
+            ),
+            # A decision's entry is never below zero; a reversing one never above, and
+            # names who made it and why.
+            models.CheckConstraint(
+                condition=(Q(reverses__isnull=True) & Q(amount__gte=0))
+                | (
+                    Q(reverses__isnull=False) & Q(amount__lte=0) & ~Q(reason="") & ~Q(created_by="")
+                ),
+                name="ledger_sign_by_kind",
             ),
         ]
         indexes = [
@@ -290,7 +371,43 @@ class RefundLedgerEntry(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.amount} {self.currency} for {self.order_line_id}"
+        return f"{self.amount_in_unit} {self.currency} for {self.order_line_id}"
+
+    @property
+    def amount_in_unit(self) -> Decimal:
+        """The amount in its currency's unit (``20.00`` EUR, ``1500`` JPY): the column
+        holds 3 places for every currency."""
+        try:
+            return in_unit(self.amount, self.currency)
+        except ValueError:
+            return self.amount
+
+
+class MoneyActionKind(models.TextChoices):
+    MARK_PAID_OUT = "mark_paid_out", "Marked ledger entries paid out"
+    REVERSE = "reverse", "Reversed a ledger entry"
+    RETRY_STEP = "retry_step", "Retried a refund or return step"
+
+
+class MoneyAction(models.Model):
+    """One staff (or payments-side) action on money, who and when: append-only like the
+    ledger (``append_only.py``). ``subject`` names what was acted on, ``detail`` the
+    numbers (entry ids, amounts, how many were changed)."""
+
+    Kind = MoneyActionKind
+
+    kind = models.CharField(max_length=20, choices=MoneyActionKind.choices)
+    actor = models.CharField(max_length=150)
+    subject = models.CharField(max_length=200, blank=True)
+    detail = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["kind", "-created_at"], name="moneyaction_kind_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} by {self.actor} at {self.created_at:%Y-%m-%d %H:%M}"
 
 
 class StepKind(models.TextChoices):

@@ -24,30 +24,18 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import date, datetime
-from decimal import Decimal
 from typing import Any
 
 from django.utils import timezone
 from django.utils.dateparse import parse_date
 
 from marketplace.orders.models import Order, OrderLine
+from marketplace.returns.amounts import REFUND_AMOUNT_FIELDS, line_amounts_read
 from marketplace.returns.models import Decision, RefundStatus, SellerRefund, SellerRefundLine
-
-ZERO = Decimal("0")
-CENT = Decimal("0.01")
-# The ledger's and the lines' columns hold 12 digits, 2 of them decimals.
-AMOUNT_LIMIT = Decimal("1e10")
-AMOUNT_FIELDS = (
-    "item_refund",
-    "item_tax_refund",
-    "shipping_refund",
-    "shipping_tax_refund",
-    "discount_refund",
-)
 
 
 class UnreadableRecord(ValueError):
-    """A listed record with a value we cannot hold (recorded as the record's problem)."""
+    """A listed record whose shape we cannot hold (recorded as the record's problem)."""
 
 
 def canonical_digest(value: Any) -> str:
@@ -60,24 +48,6 @@ def lines_digest(entry: dict[str, Any]) -> str:
     """What a decision judges: the refund's lines as the platform sent them."""
     lines = entry.get("merchant_refund_lines")
     return canonical_digest(lines if isinstance(lines, list) else [])
-
-
-def wire_amount(value: Any, name: str) -> Decimal:
-    """An amount from the platform (a JSON number or numeric text) as a Decimal.
-
-    Interim rule until the strict money parser lands: absent → 0 (as before); anything
-    not a finite number within the columns' range raises ``UnreadableRecord``."""
-    if value is None:
-        return ZERO
-    if isinstance(value, bool) or not isinstance(value, int | float | str | Decimal):
-        raise UnreadableRecord(f"{name}: {value!r} is not a number")
-    try:
-        amount = Decimal(str(value).strip())
-    except ArithmeticError as exc:
-        raise UnreadableRecord(f"{name}: {value!r} is not a number") from exc
-    if not amount.is_finite() or abs(amount) >= AMOUNT_LIMIT:
-        raise UnreadableRecord(f"{name}: {value!r} is out of range")
-    return amount.quantize(CENT)
 
 
 def _date_created(value: Any) -> date | None:
@@ -94,25 +64,32 @@ def _notes(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
-def _parsed_lines(entry: dict[str, Any]) -> list[dict[str, Any]]:
-    """The entry's lines, read before anything is written (an unreadable one raises)."""
-    parsed = []
+def _read_lines(entry: dict[str, Any], currency: str) -> tuple[list[dict[str, Any]], list[dict]]:
+    """The entry's lines with their amounts read strictly (``amounts.py``: an amount that
+    cannot be read is ``None``, never 0.00), and the problems found: the decision refuses
+    the refund with their codes (it pauses; the seller corrects it)."""
+    parsed, problems = [], []
     for item in entry.get("merchant_refund_lines") or []:
         if not isinstance(item, dict):
             raise UnreadableRecord("a refund line is not an object")
+        number = str(item.get("mp_line_number") or "")[:128]
         quantity = item.get("refund_quantity")
+        amounts, errors = line_amounts_read(
+            item, fields=REFUND_AMOUNT_FIELDS, currency=currency, label=number
+        )
+        problems += [{"code": e.code, "message": e.message, "label": number} for e in errors]
         parsed.append(
             {
-                "mp_line_number": str(item.get("mp_line_number") or "")[:128],
+                "mp_line_number": number,
                 "currency": str(item.get("currency") or "")[:3],
                 "refund_quantity": quantity
                 if isinstance(quantity, int) and not isinstance(quantity, bool)
                 else 0,
                 "reason": str(item.get("reason") or "")[:128],
-                **{name: wire_amount(item.get(name), name) for name in AMOUNT_FIELDS},
+                **amounts,
             }
         )
-    return parsed
+    return parsed, problems
 
 
 def refund_version_store(
@@ -125,7 +102,7 @@ def refund_version_store(
     after it makes the entry stale)."""
     refund_id = str(entry.get("feedamp_refund_id") or "")
     seen = lines_digest(entry)
-    lines = _parsed_lines(entry)
+    lines, read_problems = _read_lines(entry, order.currency)
     refund, created = SellerRefund.objects.get_or_create(
         seller_id=seller_id,
         refund_id=refund_id,
@@ -154,6 +131,7 @@ def refund_version_store(
     refund.notes = _notes(entry.get("notes"))
     refund.date_created = _date_created(entry.get("date_created"))
     refund.lines_digest = seen
+    refund.read_problems = read_problems
     refund.platform_digest = canonical_digest(entry)
     refund.pulled_at = timezone.now()
     refund.save()

@@ -19,36 +19,9 @@ from django.utils import timezone
 from marketplace.platform.order_source import OrderSourceClient
 from marketplace.returns.models import Return, ReturnStatus
 from marketplace.returns.services.decide import return_decide
-from marketplace.returns.services.refund_versions import (
-    UnreadableRecord,
-    canonical_digest,
-    wire_amount,
-)
+from marketplace.returns.services.refund_versions import canonical_digest
 
 STATUS_CHARS = 32
-
-
-def return_refund_lines(answer: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
-    """The seller's amounts of a return (``…/refunds``'s ``merchant_refund_lines``) read
-    strictly, and the digest of the lines as sent (what a decision judged)."""
-    raw = answer.get("merchant_refund_lines")
-    raw_lines = raw if isinstance(raw, list) else []
-    lines = []
-    for line in raw_lines:
-        if not isinstance(line, dict):
-            raise UnreadableRecord("a return refund line is not an object")
-        lines.append(
-            {
-                "mp_return_line_number": line.get("mp_return_line_number"),
-                "principal_refund_amount": wire_amount(
-                    line.get("principal_refund_amount"), "principal_refund_amount"
-                ),
-                "shipping_refund_amount": wire_amount(
-                    line.get("shipping_refund_amount"), "shipping_refund_amount"
-                ),
-            }
-        )
-    return lines, canonical_digest(raw_lines)
 
 
 def return_progress_store(
@@ -79,8 +52,11 @@ def return_progress_store(
     answer = client.get_return_refunds(
         return_request.order.mp_order_number, return_request.mp_return_number
     )
-    lines, judged = return_refund_lines(answer)
-    return_decide(return_pk=return_request.pk, refund_lines=lines, judged_digest=judged)
+    raw = answer.get("merchant_refund_lines")
+    # As sent: the decision reads the amounts strictly (amounts.py) and refuses what it
+    # cannot read with its code; the digest names what it judged.
+    judged = canonical_digest(raw if isinstance(raw, list) else [])
+    return_decide(return_pk=return_request.pk, refund_lines=raw, judged_digest=judged)
     return True, True
 
 

@@ -13,7 +13,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from marketplace.platform.errors import PlatformRejected
+from marketplace.platform.errors import PlatformRejected, PlatformUnavailable
 from marketplace.returns.intake_schema import ReturnIn
 from marketplace.returns.models import (
     RefundLedgerEntry,
@@ -44,16 +44,22 @@ def _return(order: Any, number: str = "R1", **extra: Any) -> Return:
     return return_create(mp_order_number=order.mp_order_number, data=data)[0]
 
 
-@pytest.mark.parametrize("amount", [1e300, 99_999_999_999, "NaN", "12,50", [1]])
-def test_one_unreadable_refund_does_not_stop_the_valid_ones_on_its_page(
-    fake_platform: FakeOrderSource, wakes: list[str], amount: Any
+@pytest.mark.parametrize(
+    "poison",
+    [
+        {"refund_quantity": 99_999_999_999},  # overflows its integer column
+        "not a line",  # a line that is no object
+    ],
+    ids=["column-overflow", "line-not-an-object"],
+)
+def test_one_refund_that_cannot_be_stored_does_not_stop_the_valid_ones_on_its_page(
+    fake_platform: FakeOrderSource, wakes: list[str], poison: Any
 ) -> None:
     order = shipped_order()
     number = order.mp_order_number
     fake_platform.add_refund(1, number, [refund_line(item="5.00")])
-    poison = refund_line(item="0")
-    poison["item_refund"] = amount
-    fake_platform.add_refund(2, number, [poison])
+    bad = {**refund_line(item="1.00"), **poison} if isinstance(poison, dict) else poison
+    fake_platform.add_refund(2, number, [bad])
     fake_platform.add_refund(3, number, [refund_line(item="4.00")])
     result = seller_returns_pull(seller_id=order.seller_id)
     # the valid ones are stored, decided and paid; the listing itself did not fail
@@ -73,13 +79,34 @@ def test_one_unreadable_refund_does_not_stop_the_valid_ones_on_its_page(
     assert fake_platform.refunds["3"]["status"] == "COMPLETE"
 
 
+@pytest.mark.parametrize("amount", [1e300, 99_999_999_999, "12,50", None])
+def test_an_unreadable_amount_pauses_its_refund_with_a_code_and_the_others_are_paid(
+    fake_platform: FakeOrderSource, wakes: list[str], amount: Any
+) -> None:
+    """The strict amount reading (``amounts.py``) refuses it with its code: no poison
+    record, no 0.00, and the seller gets the code to correct it."""
+    order = shipped_order()
+    number = order.mp_order_number
+    fake_platform.add_refund(1, number, [refund_line(item="5.00")])
+    bad = refund_line(item="1.00")
+    bad["item_tax_refund"] = amount
+    fake_platform.add_refund(2, number, [bad])
+    result = seller_returns_pull(seller_id=order.seller_id)
+    assert (result.decided, result.record_failures) == (2, 0)
+    return_steps_drain()
+    assert fake_platform.refunds["1"]["status"] == "COMPLETE"
+    assert fake_platform.refunds["2"]["status"] == "PAUSED"
+    assert fake_platform.refunds["2"]["errors"][0]["code"]
+    assert list(RefundLedgerEntry.objects.values_list("amount", flat=True)) == [Decimal("5.00")]
+    assert not ReturnsRecordProblem.objects.exists()
+
+
 def test_a_poison_refund_is_retried_up_to_the_cap_then_a_dead_letter_until_it_changes(
     fake_platform: FakeOrderSource, wakes: list[str], settings: Any
 ) -> None:
     settings.RETURNS_RECORD_MAX_FAILURES = 3
     order = shipped_order()
-    poison = refund_line()
-    poison["item_refund"] = 1e300
+    poison = {**refund_line(), "refund_quantity": 10**12}
     fake_platform.add_refund(2, order.mp_order_number, [poison])
     for _ in range(5):
         seller_returns_pull(seller_id=order.seller_id)
@@ -136,7 +163,7 @@ def test_a_failed_refunds_listing_does_not_stop_the_returns_listing(
     assert "unknown filter" in state.refunds_error
 
 
-def test_a_return_that_cannot_be_stored_is_read_again_by_its_own_get(
+def test_a_return_that_fails_is_read_again_by_its_own_get(
     fake_platform: FakeOrderSource, wakes: list[str]
 ) -> None:
     order = shipped_order()
@@ -146,19 +173,22 @@ def test_a_return_that_cannot_be_stored_is_read_again_by_its_own_get(
     number = order.mp_order_number
     for ret in ("R1", "R2"):
         fake_platform.set_return(number, ret, "REFUNDED")
-    fake_platform.return_refunds[(number, "R1")] = [
-        {"mp_return_line_number": "1", "principal_refund_amount": 1e300}
-    ]
-    fake_platform.return_refunds[(number, "R2")] = [
-        {"mp_return_line_number": "1", "principal_refund_amount": 9.7}
-    ]
-    seller_returns_pull(seller_id=order.seller_id)
+        fake_platform.return_refunds[(number, ret)] = [
+            {
+                "mp_return_line_number": "1",
+                "principal_refund_amount": 9.7,
+                "shipping_refund_amount": 0,
+            }
+        ]
+    # R1's amounts cannot be read this time (the platform timed out on that one call)
+    fake_platform.fail["get_return_refunds"] = [PlatformUnavailable("read timeout")]
+    result = seller_returns_pull(seller_id=order.seller_id)
+    assert (result.error, result.record_failures) == ("", 1)
     decisions = dict(Return.objects.values_list("mp_return_number", "decision"))
     assert decisions == {"R1": "", "R2": "accepted"}
     assert ReturnsRecordProblem.objects.get().record_key == "R1"
-    # The seller fixes R1's amounts (a later listing would not show it: nothing else
-    # changed after the watermark); the next pull reads it by its own GET
-    fake_platform.return_refunds[(number, "R1")][0]["principal_refund_amount"] = 9.7
+    # Nothing else changes at the platform (a later listing would not show R1 again): the
+    # next pull reads it by its own GET, and decides it
     fake_platform.updated[f"return:{number}/R1"] = timezone.now() - timedelta(days=1)
     fake_platform.calls.clear()
     seller_returns_pull(seller_id=order.seller_id)
