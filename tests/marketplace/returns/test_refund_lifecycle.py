@@ -192,3 +192,42 @@ def test_an_errors_call_for_a_refund_no_longer_created_is_dropped(
     assert step.status == "superseded"
     assert "COMPLETE" in step.last_error
     assert "post_refund_errors" not in fake_platform.names()
+
+
+def test_a_returns_errors_call_for_amounts_the_seller_changed_is_dropped_and_decided_again(
+    fake_platform: FakeOrderSource, wakes: list[str]
+) -> None:
+    """A return's errors belong to the refund amounts they judged, too."""
+    from marketplace.returns.intake_schema import ReturnIn
+    from marketplace.returns.models import Return
+    from marketplace.returns.services.intake import return_create
+
+    order = shipped_order()
+    data = ReturnIn.model_validate(
+        {"mp_return_number": "R1", "reason": "x", "return_lines": [
+            {"mp_line_number": "1", "quantity": 1}]}
+    )  # fmt: skip
+    return_create(mp_order_number=order.mp_order_number, data=data)
+    return_steps_drain()  # pushed
+    number = order.mp_order_number
+    fake_platform.set_return(number, "R1", "REFUNDED")
+    over = {
+        "mp_return_line_number": "1",
+        "principal_refund_amount": 30,
+        "shipping_refund_amount": 0,
+    }
+    fake_platform.return_refunds[(number, "R1")] = [over]
+    seller_returns_pull(seller_id=order.seller_id)
+    assert Return.objects.get().decision == "refused"  # 30.00 > 24.00: errors queued
+    # Before our errors call goes, the seller's amounts change
+    fake_platform.return_refunds[(number, "R1")] = [{**over, "principal_refund_amount": 20}]
+    return_steps_drain()
+    step = PlatformStep.objects.get(kind="report_return")
+    assert step.status == "superseded"
+    assert "post_return_errors" not in fake_platform.names()
+    assert Return.objects.get().decision == ""
+    # The next pull reads it again (its own GET) and decides the current amounts
+    seller_returns_pull(seller_id=order.seller_id)
+    ret = Return.objects.get()
+    assert ret.decision == "accepted"
+    assert RefundLedgerEntry.objects.get(return_request=ret).amount == Decimal("20.00")
