@@ -61,13 +61,14 @@ def _initial_retry_grace() -> float:
 #   to the path's (A: the reference's field list), or may leave it out (B: its example).
 # * v2_refunds_key: v2 ``GET /orders/{id}/refunds`` wraps the list in ``refunds`` (A) or in
 #   ``cancellations`` as the reference's example does (B).
-# * after_sale_last_cursor: the last page of ``GET /refunds`` and ``GET /returns`` says
-#   ``next_cursor: null`` (A) or ``""`` (B: the reference types it a string).
+# * next_cursor_last: the last page of ``GET /refunds`` and ``GET /returns`` says
+#   ``next_cursor: null`` (A) or ``""`` (B: the reference types it a string). The same point
+#   as the orders listing's (another branch adds it there too: one entry is enough at merge).
 AFTER_SALE_POINTS = (
     "return_refusal",
     "return_order_number",
     "v2_refunds_key",
-    "after_sale_last_cursor",
+    "next_cursor_last",
 )
 # -- end of the after-sale readings ------------------------------------------------------
 

@@ -64,7 +64,7 @@ def platform_date(moment: datetime) -> str:
 
 def last_cursor(cursor: str | None) -> str | None:
     """A page's ``next_cursor``: the last page says null (A) or ``""`` (B)."""
-    if cursor is None and switches.reading_b("after_sale_last_cursor"):
+    if cursor is None and switches.reading_b("next_cursor_last"):
         return ""
     return cursor
 

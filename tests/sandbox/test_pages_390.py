@@ -111,7 +111,11 @@ def arguments(alice: Api, sandbox: SandboxProcess, files: FileServer) -> dict[st
     assert seller.ship(order["id"], [(red, 2)]).status_code == 201
     assert seller.cancel(order["id"], [(blue, 1)]).status_code == 201
     # A return awaiting the seller and a seller refund the marketplace refused.
-    returned = alice.call("PUT", "/orders/PG-1/returns/RET-LONG-NUMBER-0001", json=return_body())
+    returned = alice.call(
+        "PUT",
+        "/orders/PG-1/returns/RET-LONG-NUMBER-0001",
+        json=return_body(mp_order_number="PG-1"),
+    )
     assert returned.status_code == 200, returned.text
     refund = seller.ok(
         "POST",
@@ -131,6 +135,7 @@ def arguments(alice: Api, sandbox: SandboxProcess, files: FileServer) -> dict[st
         "order_id": order["id"],
         "package_id": 1,
         "return_id": 1,
+        "refund_id": int(refund["id"]),
         "op": "authorize",
         "db_id": api.db_id,
         "export_id": export["id"],

@@ -141,6 +141,11 @@ def test_errors_pause_the_refund_a_repeat_changes_nothing_and_complete_is_409(
     assert "PAUSED" in complete.json()["message"]
     assert alice.call("GET", path).json()["status"] == "PAUSED"
     assert kinds(sandbox) == {"complete_and_errors": 1}
+    # Another error while paused is added to the active ones; still one pause.
+    more = [{"code": "EXCESS_QUANTITY", "message": "line 1: 4 units of 3"}]
+    assert alice.call("POST", path + "/errors", json=[*EXCESS, *more]).status_code == 200
+    assert alice.call("GET", path).json()["errors"] == [*EXCESS, *more]
+    assert sandbox.refunds(seller="alice")[0]["pauses"] == 1
 
 
 def test_the_seller_fits_a_paused_refund_and_it_comes_back_created(
@@ -346,7 +351,7 @@ def test_last_cursor_reading(alice: Api, sandbox: SandboxProcess) -> None:
     shipped_order(alice, sandbox, "RF-15")
     _refund(sandbox, "RF-15")
     assert alice.call("GET", "/refunds").json()["next_cursor"] is None
-    sandbox.readings(after_sale_last_cursor="B")
+    sandbox.readings(next_cursor_last="B")
     assert alice.call("GET", "/refunds").json()["next_cursor"] == ""
     assert alice.call("GET", "/returns").json()["next_cursor"] == ""
     assert alice.call("GET", "/orders/RF-15/refunds").json()["next_cursor"] is None
@@ -396,3 +401,27 @@ def test_old_errors_resent_on_the_corrected_refund_are_a_violation(
     assert retried.status_code == 200
     assert alice.call("GET", path).json()["status"] == "PAUSED"
     assert kinds(sandbox) == {"refund_errors_after_correction": 1}
+
+
+def test_fit_leaves_room_for_what_was_already_accepted_on_the_line(
+    alice: Api, sandbox: SandboxProcess
+) -> None:
+    """Line 1 was paid 43.00; a completed refund took 30.00 of it, so a paused refund of
+    20.00 + 5.00 shipping is fitted to 13.00: the item cut to 8.00, shipping kept; its
+    quantity (5, above the line's 3) cut to 3. Line 2 (9.99) is left as it fits."""
+    shipped_order(alice, sandbox, "RF-17")
+    first = _refund(sandbox, "RF-17", item_refund="30.00", item_tax_refund=0)
+    assert alice.call("GET", f"/orders/RF-17/refunds/{first}").ok
+    assert alice.call("POST", f"/orders/RF-17/refunds/{first}/complete").status_code == 200
+    made = seller_refund(
+        sandbox,
+        "RF-17",
+        {"mp_line_number": "1", "refund_quantity": 5, "item_refund": "20", "shipping_refund": "5"},
+        {"mp_line_number": "2", "refund_quantity": 1, "item_refund": "9.99"},
+    )
+    path = f"/orders/RF-17/refunds/{made['feedamp_refund_id']}"
+    assert alice.call("POST", path + "/errors", json=EXCESS).status_code == 200
+    sandbox.refund_resolve(made["feedamp_refund_id"], fit=True)
+    one, two = alice.call("GET", path).json()["merchant_refund_lines"]
+    assert (one["item_refund"], one["shipping_refund"], one["refund_quantity"]) == (8, 5, 3)
+    assert (two["item_refund"], two["refund_quantity"]) == (9.99, 1)
