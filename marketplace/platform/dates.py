@@ -12,6 +12,7 @@ UTC, ``Z``, whole seconds. Dates the app *reads* may carry any offset (``parse_d
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 WIRE_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
@@ -25,3 +26,18 @@ def to_wire(value: datetime) -> str:
     if value.tzinfo is None or value.utcoffset() is None:
         raise ValueError(f"a naive datetime cannot be sent to the platform: {value!r}")
     return value.astimezone(UTC).strftime(WIRE_FORMAT)
+
+
+def from_platform(value: Any) -> datetime | None:
+    """A date-time the platform answered, in UTC: RFC 3339 with any offset, or a time
+    without a zone (the reference's log example ``2023-01-29 00:02:53``), read as UTC.
+    None for anything else: a time the app only shows must never fail a call."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    try:
+        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)

@@ -8,8 +8,11 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
+from marketplace.platform.dates import from_platform
 from marketplace.platform.errors import PlatformMalformedResponse
 from marketplace.platform.transport import ApiKeyTransport
+
+UNSET = "-1"  # in day, hour and minute: the schedule call unsets the cron
 
 
 def segment(value: object) -> str:
@@ -59,13 +62,21 @@ class DatabaseResourceApi:
             data = data[self.singular]  # tolerate a wrapped object
         if not isinstance(data, dict) or data.get("id") in (None, ""):
             raise PlatformMalformedResponse(f"{self.singular} answer without an id", status=200)
-        return data
+        return self._read(data)
 
-    @staticmethod
-    def _list(data: Any, what: str) -> list[dict[str, Any]]:
+    def _list(self, data: Any, what: str) -> list[dict[str, Any]]:
         if not isinstance(data, list):
             raise PlatformMalformedResponse(f"{what} answer is not a list", status=200)
-        return [item for item in data if isinstance(item, dict)]
+        return [self._read(item) for item in data if isinstance(item, dict)]
+
+    def _read(self, record: dict[str, Any]) -> dict[str, Any]:
+        """The record as the app reads it: ``last_log.time`` in RFC 3339 UTC whatever form
+        the platform gave (one reading sends ``2023-01-29 00:02:53``, no zone: UTC), kept
+        as given when it is no time at all (it is only shown)."""
+        log = record.get("last_log")
+        if isinstance(log, dict) and (moment := from_platform(log.get("time"))) is not None:
+            record = {**record, "last_log": {**log, "time": moment.isoformat()}}
+        return record
 
     def _schedule(
         self,
@@ -90,4 +101,8 @@ class DatabaseResourceApi:
         if not isinstance(data, dict) or "cron" not in data:
             raise PlatformMalformedResponse("schedule answer without cron", status=200)
         schedule_paused(data)
+        if body.get("day") == body.get("hour") == body.get("minute") == UNSET:
+            # One reading's "unset schedule" answer still shows a cron: the request that
+            # succeeded is what the platform holds, nothing scheduled.
+            data = {**data, "cron": None}
         return data

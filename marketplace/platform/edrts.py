@@ -6,7 +6,8 @@ never hard-coded), the API token in ``x-api-key`` (the transport sends it, and t
 header as on the Platform API), ``PUT /db/{db_id}`` with a JSON array of records (``id``
 plus the fields to set; an unknown id creates a product), 10 MB a request and 5 KB a
 record (decimal, a record measured as its JSON text in UTF-8), ``GET
-/db/{db_id}/{correlation_id}/{batch_index}`` for a batch's outcome, ``DELETE /db/{db_id}``
+/db/{db_id}/{id}`` for a job's outcome (the ``details_url`` given, or built from the
+correlation id; the older batch-index path is not used), ``DELETE /db/{db_id}``
 with an array of ids. The platform limits the group ``edrts`` per API user, apart from the
 Platform API: the transport holds its own embargo and request budget (``group="edrts"``).
 
@@ -120,8 +121,22 @@ class EdrtsClient:
             self.transport.request("PUT", self._path(db_id), json_body=records)
         )
 
-    def job(self, *, db_id: str, correlation_id: str, batch_index: str) -> EdrtsJob:
-        data = self.transport.request("GET", self._path(db_id, correlation_id, batch_index))
+    def job_path(self, *, db_id: str, correlation_id: str = "", details_url: str = "") -> str:
+        """Where a job is read: the ``details_url`` the platform gave (when it is under
+        our EDRTS base: the API token goes nowhere else), else the reference's two-segment
+        ``/db/{db_id}/{correlation_id}``."""
+        base = self.transport.base_url + "/"
+        if details_url.startswith(base) and "?" not in details_url:
+            return "/" + details_url[len(base) :]
+        if not correlation_id:
+            raise ValueError("a job is read by its details_url or its correlation id")
+        return self._path(db_id, correlation_id)
+
+    def job(self, *, db_id: str, correlation_id: str = "", details_url: str = "") -> EdrtsJob:
+        """A job's outcome (``…/edrts-put``: ``details_url`` is ``…/db/{db_id}/{id}``, two
+        segments after ``db``, no batch index)."""
+        path = self.job_path(db_id=db_id, correlation_id=correlation_id, details_url=details_url)
+        data = self.transport.request("GET", path)
         if isinstance(data, dict) and isinstance(data.get("data"), dict):
             data = data["data"]  # tolerate the answer wrapped like a success answer
         if not isinstance(data, dict) or not isinstance(data.get("status"), str):

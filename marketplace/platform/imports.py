@@ -117,9 +117,38 @@ def file_map_decoded(answer: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+# What an import's record may hold under ``import_info`` when the platform answers it
+# behind a preprocess script (``file_location: preprocess_script``, the reference's create
+# and update examples): the settings we sent, read from there.
+SET_BY_US = ("file_location", "file_name", "url", "username", "host", "protocol")
+PREPROCESS = "preprocess_script"
+
+
+def import_as_set(record: dict[str, Any]) -> dict[str, Any]:
+    """An import's record with the settings we set where we set them: when the platform
+    shows ``file_location`` ``preprocess_script``, ``import_info`` holds ours (fields it
+    adds, like ``preprocess_info``, are kept and never compared)."""
+    info = record.get("import_info")
+    if not isinstance(info, dict):
+        return record
+    lifted = dict(record)
+    for key in SET_BY_US:
+        value = info.get(key)
+        if value in (None, ""):
+            continue
+        # Only what the record lacks, or hides behind the preprocess script.
+        hidden = key == "file_location" and record.get(key) == PREPROCESS
+        if hidden or record.get(key) in (None, ""):
+            lifted[key] = value
+    return lifted
+
+
 class ImportsApi(DatabaseResourceApi):
     resource = "imports"
     singular = "import"
+
+    def _read(self, record: dict[str, Any]) -> dict[str, Any]:
+        return import_as_set(super()._read(record))
 
     def list(self, *, db_id: str) -> list[dict[str, Any]]:
         return self._list(self.transport.request("GET", self._path(db_id)), "imports")

@@ -95,8 +95,9 @@ def token_body(request: HttpRequest) -> JsonResponse:
     """``POST {"reading": "A" | "B" | "C"}``: the token call takes both bodies, JSON only
     or form only."""
     if request.method == "POST":
+        reading = json_object_body(request).get("reading")
         try:
-            switches.set_token_body(json_object_body(request).get("reading"))  # type: ignore[arg-type]
+            switches.set_token_body(reading if isinstance(reading, str) else "")
         except switches.ReadingError as exc:
             raise BadBody(str(exc)) from exc
     return JsonResponse({"reading": switches.current.token_body})

@@ -80,6 +80,7 @@ def schedule_set(*, model: type[models.Model], item_id: int, body: dict) -> dict
     if not sets and paused is None:
         raise ApiError("day, hour and minute, or paused: required")
     item = model.objects.select_for_update().get(id=item_id)
+    had = item.cron
     if sets:
         item.cron = cron
     if paused is not None:
@@ -92,7 +93,12 @@ def schedule_set(*, model: type[models.Model], item_id: int, body: dict) -> dict
     paused_value: int | str = 1 if item.paused else 0
     if switches.reading_b("schedule_paused"):
         paused_value = str(paused_value)
-    return {"cron": item.cron, "paused": paused_value}
+    answered = item.cron
+    if sets and cron is None and switches.reading_b("unset_schedule_cron"):
+        # The reference's "unset schedule" example still shows a cron: the one it had (or
+        # a daily one). The schedule is unset all the same (nothing runs).
+        answered = had or "0 0 * * *"
+    return {"cron": answered, "paused": paused_value}
 
 
 def due_start(model: type[models.Model], start: Callable[[Any], None]) -> int:

@@ -50,7 +50,9 @@ def jobs_queue(
 
 
 def details_url(request: HttpRequest, job: EdrtsJob) -> str:
-    path = reverse("edrts_job", args=[str(job.db_id), job.correlation_id, str(job.batch_index)])
+    """``…/catalog/rest.php/db/{db_id}/{id}``: two segments after ``db`` (the reference,
+    ``…/edrts-put``), the job's own id."""
+    path = reverse("edrts_job", args=[str(job.db_id), str(job.id)])
     return request.build_absolute_uri(path)
 
 
@@ -100,4 +102,24 @@ def job_answer(job: EdrtsJob) -> dict:
         "processed_timestamp": _iso(job.processed_at),
         "records": job.record_count,
         "errors": job.errors,
+    }
+
+
+def jobs_answer(jobs: list[EdrtsJob]) -> dict:
+    """The job endpoint's answer for the batches of one request (one job: its own answer):
+    ``failed`` if any failed, else ``queued`` while any waits, else ``processed``."""
+    if len(jobs) == 1:
+        return job_answer(jobs[0])
+    statuses = {job.status for job in jobs}
+    status = EdrtsJob.PROCESSED
+    if EdrtsJob.FAILED in statuses:
+        status = EdrtsJob.FAILED
+    elif EdrtsJob.QUEUED in statuses:
+        status = EdrtsJob.QUEUED
+    done = [job.processed_at for job in jobs if job.processed_at is not None]
+    return {
+        "status": status,
+        "processed_timestamp": _iso(max(done)) if len(done) == len(jobs) else None,
+        "records": sum(job.record_count for job in jobs),
+        "errors": [error for job in jobs for error in job.errors],
     }

@@ -10,10 +10,14 @@ BASE = "catalog/rest.php/"
 
 urlpatterns = [
     path(BASE + "db/<str:db_id>", views.db_records, name="edrts_db"),
+    # The reference's job path: two segments after db (details_url names the job's id; a
+    # client without one builds it from the correlation id).
+    path(BASE + "db/<str:db_id>/<str:key>", views.job_detail, name="edrts_job"),
+    # The older path with a batch index: served under reading B of edrts_job_path only.
     path(
         BASE + "db/<str:db_id>/<str:correlation_id>/<str:batch_index>",
-        views.job_detail,
-        name="edrts_job",
+        views.batch_detail,
+        name="edrts_batch",
     ),
     path("sandbox/api/edrts", control_views.edrts_state, name="sandbox_edrts"),
     path("sandbox/api/edrts/jobs", control_views.jobs, name="sandbox_edrts_jobs"),

@@ -4,6 +4,7 @@ from django.db import transaction
 
 from sandbox.common import clock
 from sandbox.common.api_php.errors import ApiError
+from sandbox.common.log_times import log_time
 from sandbox.common.schedule import schedule_set
 from sandbox.platform_api.catalog.models import CatalogDatabase
 from sandbox.platform_api.exports.models import Export, ExportField, ExportLog
@@ -25,7 +26,7 @@ def log_json(log: ExportLog | None) -> dict | None:
         "id": str(log.id),
         "export_id": str(log.export_id),
         "message": log.message,
-        "time": _rfc3339(log.time),
+        "time": log_time(log.time),
         "error_flag": "1" if log.error_flag else "0",
     }
 

@@ -47,5 +47,8 @@ def import_view(request: HttpRequest, import_id: int) -> JsonResponse:
     source = get_object_or_404(Import, id=import_id)
     logs = source.logs.order_by("-id")[:LOGS_SHOWN]
     return JsonResponse(
-        {"import": import_json(source), "logs": [log_control_json(g) for g in logs]}
+        {
+            "import": import_json(source, as_answered=False),
+            "logs": [log_control_json(g) for g in logs],
+        }
     )

@@ -7,6 +7,7 @@ from django.db import transaction
 
 from sandbox.common import clock, switches
 from sandbox.common.api_php.errors import ApiError
+from sandbox.common.log_times import log_time
 from sandbox.common.schedule import schedule_set
 from sandbox.platform_api.catalog.models import CatalogDatabase
 from sandbox.platform_api.imports.fetch import FetchError, header_read
@@ -35,7 +36,7 @@ def log_json(log: ImportLog | None) -> dict:
         "id": str(log.id),
         "import_id": str(log.source_id),
         "message": log.message,
-        "time": platform_time(log.time),
+        "time": log_time(log.time),
         "error_flag": "1" if log.error_flag else "0",
     }
 
@@ -54,8 +55,10 @@ def _file_map_object(source: Import) -> dict:
     }
 
 
-def import_json(source: Import) -> dict:
-    """The import object; no ``cron`` key under reading B of ``import_cron``."""
+def import_json(source: Import, *, as_answered: bool = True) -> dict:
+    """The import object; no ``cron`` key under reading B of ``import_cron``. The control
+    API (``as_answered`` False) shows ``file_location`` as set whatever the reading of
+    ``import_file_location``."""
     s = source.settings
     file_map = source.file_map or {}
     answer = {
@@ -86,6 +89,17 @@ def import_json(source: Import) -> dict:
     }
     if switches.reading_b("import_cron"):
         del answer["cron"]
+    if as_answered and switches.reading_b("import_file_location"):
+        # The reference's create/update examples: the source behind a preprocess script,
+        # what was set under import_info (the URL no longer at the top).
+        answer["import_info"] = {
+            "file_location": answer["file_location"],
+            "file_name": answer["file_name"],
+            "url": answer.pop("url"),
+            "username": answer["username"],
+        }
+        answer["preprocess_info"] = {"script": "", "enabled": "0"}
+        answer["file_location"] = "preprocess_script"
     return answer
 
 

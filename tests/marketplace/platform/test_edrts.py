@@ -93,14 +93,28 @@ def test_a_jobs_outcome_and_a_delete() -> None:
     )
     client = EdrtsClient(transport)
 
-    job = client.job(db_id="7", correlation_id="abc", batch_index="0")
+    job = client.job(db_id="7", correlation_id="abc")
 
     assert (job.status, job.records, job.errors) == (
         "processed",
         2,
         ({"id": "A", "message": "bad"},),
     )
-    assert transport.calls[-1][:2] == ("GET", "/db/7/abc/0")
+    assert transport.calls[-1][:2] == ("GET", "/db/7/abc")
     transport.answer = {"status": "success", "data": {"sku_count": 1}}
     client.delete(db_id="7", ids=["A"])
     assert transport.calls[-1] == ("DELETE", "/db/7", ["A"])
+
+
+def test_a_job_is_read_at_its_details_url_or_the_two_segment_path() -> None:
+    transport = RecordingTransport({"status": "queued", "records": 1})
+    client = EdrtsClient(transport)
+
+    client.job(db_id="7", details_url="http://edrts.test/catalog/rest.php/db/7/912")
+    client.job(db_id="7", correlation_id="c 1/x")
+    # A details_url elsewhere is not followed with our API token: the path is built.
+    client.job(db_id="7", correlation_id="abc", details_url="http://elsewhere.test/db/7/1")
+
+    assert [call[1] for call in transport.calls] == ["/db/7/912", "/db/7/c%201%2Fx", "/db/7/abc"]
+    with pytest.raises(ValueError, match="details_url or its correlation id"):
+        client.job(db_id="7", details_url="http://elsewhere.test/db/7/1")

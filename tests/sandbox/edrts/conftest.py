@@ -41,6 +41,11 @@ class Edrts:
         return self.call("DELETE", f"/db/{db_id or self.db_id}", json=ids)
 
     def job(self, batch: dict) -> requests.Response:
+        """The job of a request (every batch of it) at the reference's two-segment path."""
+        return self.call("GET", f"/db/{batch['db_id']}/{batch['correlation_id']}")
+
+    def batch_job(self, batch: dict) -> requests.Response:
+        """One batch at the older three-segment path (reading B of edrts_job_path)."""
         return self.call(
             "GET", f"/db/{batch['db_id']}/{batch['correlation_id']}/{batch['batch_index']}"
         )

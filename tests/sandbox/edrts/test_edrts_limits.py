@@ -83,14 +83,8 @@ def test_auth_errors(edrts: Edrts) -> None:
         "other", "pw", "o@x.example", account_ids=[str(other["account_id"])]
     )
     stranger = edrts.sandbox.platform_login("other", "pw", "o@x.example")
-    response = (
-        edrts.job({**batch})
-        if False
-        else edrts.call(
-            "GET",
-            f"/db/{batch['db_id']}/{batch['correlation_id']}/0",
-            headers={"x-api-key": stranger},
-        )
+    response = edrts.call(
+        "GET", f"/db/{batch['db_id']}/{batch['correlation_id']}", headers={"x-api-key": stranger}
     )
     assert response.status_code == 403
     edrts.sandbox.api_token_revoke(username=USERNAME)

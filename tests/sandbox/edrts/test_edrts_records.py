@@ -49,8 +49,12 @@ def test_the_answer_names_the_batches_and_the_record_count(edrts: Edrts) -> None
     assert {b["db_id"] for b in batches} == {edrts.db_id}
     assert len({b["correlation_id"] for b in batches}) == 1
     assert set(batches[0]) == {"db_id", "correlation_id", "batch_index"}
-    done = [edrts.job_done(b) for b in batches]
-    assert [d["records"] for d in done] == [2, 2, 2, 1]
+    # The request's job (two segments) covers all its batches.
+    assert edrts.job_done(batches[0])["records"] == 7
+    # Each batch on its own at the older three-segment path: reading B only.
+    assert edrts.batch_job(batches[0]).status_code == 404
+    edrts.sandbox.readings(edrts_job_path="B")
+    assert [edrts.batch_job(b).json()["records"] for b in batches] == [2, 2, 2, 1]
     # Applied in the order received: the last record of the request wins.
     assert edrts.rows()["A-1"]["mp_status"] == "rejected"
 
