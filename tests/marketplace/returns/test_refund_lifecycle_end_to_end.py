@@ -33,7 +33,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 READINGS_B = {
     "return_refusal": "B",
     "return_order_number": "B",
-    "after_sale_last_cursor": "B",
+    "next_cursor_last": "B",
     "complete_answer": "B",
     "refund_notes_empty": "B",
 }
