@@ -6,14 +6,14 @@ take the marketplace's verdicts (complete, errors). Money is kept as decimal str
 answered as JSON numbers, as the reference writes it.
 """
 
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from django.db.models import QuerySet
 
 from sandbox.common import switches
-from sandbox.order_source.after_sale_query import platform_date
 from sandbox.order_source.contract_fields import ADDRESS_FIELDS
 from sandbox.order_source.fulfillment import line_records
 from sandbox.order_source.models import Order, Refund, Return
@@ -55,8 +55,13 @@ def money_text(value: Any) -> str:
     return str(decimal_of(value))
 
 
-def rfc3339(moment: datetime) -> str:
-    return moment.astimezone(UTC).replace(microsecond=0).isoformat()
+# The reference: "format ISO 8601 default time zone is America/New_York".
+PLATFORM_ZONE = ZoneInfo("America/New_York")
+
+
+def platform_date(moment: datetime) -> str:
+    """``date_created``: the calendar date of an instant in the platform's zone."""
+    return moment.astimezone(PLATFORM_ZONE).date().isoformat()
 
 
 def shipped_quantities(order: Order) -> dict[str, int]:

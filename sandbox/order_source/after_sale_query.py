@@ -7,17 +7,20 @@ sends ``status`` or ``updated_after`` to the real platform lists every refund, o
 
 import re
 from datetime import date, datetime, time, timedelta
-from zoneinfo import ZoneInfo
 
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest, JsonResponse
 
 from sandbox.common import switches, violations
 from sandbox.common.errors import validation_error
 from sandbox.common.query_params import problems_message, query_params
+from sandbox.order_source.after_sale import PLATFORM_ZONE, mark_read
+from sandbox.order_source.after_sale_answers import violation
+from sandbox.order_source.listing_cursor import cursor_decode, cursor_encode
 from sandbox.order_source.models import Grant
+from sandbox.order_source.order_views import MAX_ORDER_NUMBERS, _list_filters
+from sandbox.order_source.validation import parse_datetime
 
-# The reference: "format ISO 8601 default time zone is America/New_York".
-PLATFORM_ZONE = ZoneInfo("America/New_York")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 # Extended ISO 8601: a date, ``T``, hh:mm[:ss[.fraction]], then ``Z``, ``±hh:mm``, ``±hhmm``,
 # ``±hh`` or nothing.
@@ -57,11 +60,6 @@ def iso_moment(value: str, *, end_of_day: bool) -> datetime | None:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=PLATFORM_ZONE)
 
 
-def platform_date(moment: datetime) -> str:
-    """``date_created``: the calendar date of an instant in the platform's zone."""
-    return moment.astimezone(PLATFORM_ZONE).date().isoformat()
-
-
 def last_cursor(cursor: str | None) -> str | None:
     """A page's ``next_cursor``: the last page says null (A) or ``""`` (B)."""
     if cursor is None and switches.reading_b("next_cursor_last"):
@@ -71,12 +69,11 @@ def last_cursor(cursor: str | None) -> str | None:
 
 def refused_query(request: HttpRequest, grant: Grant, fields: dict[str, str]) -> JsonResponse:
     """400 naming each refused parameter, counted as a violation."""
-    violations.violation_record(
-        kind=violations.AFTER_SALE_QUERY,
-        seller=grant.seller.username,
-        client_id=grant.client.client_id,
-        request_id=getattr(request, "sandbox_request_id", ""),
-        detail=f"{request.path}?{request.GET.urlencode()}: {problems_message(fields)}",
+    violation(
+        request,
+        grant,
+        violations.AFTER_SALE_QUERY,
+        f"{request.path}?{request.GET.urlencode()}: {problems_message(fields)}",
     )
     return validation_error(f"invalid query: {problems_message(fields)}", fields)
 
@@ -91,3 +88,49 @@ def strict_params(
         if problem == "unknown query parameter":
             problems[name] = f"unknown query parameter (this listing takes {named})"
     return params, problems
+
+
+def listing_filters(
+    params: dict[str, str], statuses: tuple[str, ...], fields: dict[str, str]
+) -> tuple[Q, int]:
+    """The filters ``GET /returns`` and ``GET /refunds`` share; the cursor holds
+    (updated_at, id), the listing's sort key (a row changed while paging comes again later,
+    never missed)."""
+    page_params = {k: v for k, v in params.items() if k in ("page_size", "mp_order_numbers")}
+    _, page_size = _list_filters(page_params, fields)
+    query = Q()
+    if "mp_order_numbers" in params:
+        numbers = params["mp_order_numbers"].split(",")
+        query &= Q(order__mp_order_number__in=numbers[:MAX_ORDER_NUMBERS])
+    if "status" in params:
+        values = params["status"].split(",")
+        if any(v not in statuses for v in values):
+            fields["status"] = f"comma-separated values of {', '.join(statuses)}"
+        query &= Q(status__in=values)
+    if "updated_after" in params:
+        moment = parse_datetime(params["updated_after"])
+        if moment is None:
+            fields["updated_after"] = (
+                "must be an RFC 3339 date-time with an offset (URL-encode the '+')"
+            )
+        else:
+            query &= Q(updated_at__gt=moment)
+    if "cursor" in params:
+        decoded = cursor_decode(params["cursor"])
+        if decoded is None:
+            fields["cursor"] = "not a cursor this endpoint returned"
+        else:
+            at, row_id = decoded
+            query &= Q(updated_at__gt=at) | Q(updated_at=at, id__gt=row_id)
+    return query, page_size
+
+
+def listing_page(rows: QuerySet, query: Q, grant: Grant, page_size: int) -> tuple[list, str | None]:
+    found = list(
+        rows.select_related("order")
+        .filter(query, order__client_id=grant.client_id, order__seller_id=grant.seller_id)
+        .order_by("updated_at", "id")[: page_size + 1]
+    )
+    page, more = found[:page_size], len(found) > page_size
+    mark_read(page)
+    return page, cursor_encode(page[-1].updated_at, page[-1].id) if more else None

@@ -13,9 +13,17 @@ from sandbox.common.endpoint import endpoint
 from sandbox.common.errors import validation_error
 from sandbox.common.json_bodies import error_response, json_body
 from sandbox.order_source.after_sale import changed, mark_read, refund_json
+from sandbox.order_source.after_sale_answers import (
+    complete_answer,
+    conflict,
+    empty_object_body,
+    violation,
+)
 from sandbox.order_source.after_sale_query import (
     iso_moment,
     last_cursor,
+    listing_filters,
+    listing_page,
     refused_query,
     strict_params,
 )
@@ -26,14 +34,6 @@ from sandbox.order_source.returns_validation import (
     REFUND_ERROR_CODES,
     error_array_problems,
     error_items,
-)
-from sandbox.order_source.returns_views import (
-    _conflict,
-    _empty_object_body,
-    _violation,
-    complete_answer,
-    listing_filters,
-    listing_page,
 )
 
 REFUND_LIST_PARAMETERS = frozenset(
@@ -126,25 +126,25 @@ def refund_complete(
     if row is None:
         assert missing is not None
         return missing
-    _empty_object_body(request)
+    empty_object_body(request)
     label = f"refund {refund_id} of order {mp_order_number}"
     with transaction.atomic():
         row = Refund.objects.select_for_update().select_related("order").get(id=row.id)
         if row.status == Refund.COMPLETE:
             return complete_answer(refund_json(row))
         if row.status == Refund.PAUSED:
-            _violation(
+            violation(
                 request,
                 grant,
                 violations.COMPLETE_AND_ERRORS,
                 f"{label} marked complete while PAUSED by the errors reported on it",
             )
-            return _conflict(
+            return conflict(
                 f"refund {refund_id} is PAUSED: it cannot be completed until the seller "
                 "resolves its errors and it is CREATED again"
             )
         if not row.read_in_state:
-            _violation(
+            violation(
                 request,
                 grant,
                 violations.COMPLETE_UNREAD,
@@ -173,15 +173,15 @@ def refund_errors(
     with transaction.atomic():
         row = Refund.objects.select_for_update().select_related("order").get(id=row.id)
         if row.status == Refund.COMPLETE:
-            _violation(
+            violation(
                 request,
                 grant,
                 violations.COMPLETE_AND_ERRORS,
                 f"errors reported on {label}, already marked complete",
             )
-            return _conflict(f"refund {refund_id} is COMPLETE: no errors now")
+            return conflict(f"refund {refund_id} is COMPLETE: no errors now")
         if row.status == Refund.CREATED and row.history and row.history[-1]["errors"] == items:
-            _violation(
+            violation(
                 request,
                 grant,
                 violations.REFUND_ERRORS_AFTER_CORRECTION,

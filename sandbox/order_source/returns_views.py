@@ -7,13 +7,12 @@ seller who granted its token; anything else is 404.
 """
 
 from django.db import IntegrityError, transaction
-from django.db.models import Q, QuerySet
 from django.http import HttpRequest, JsonResponse
 
 from sandbox.common import clock, switches, violations
 from sandbox.common.endpoint import endpoint
 from sandbox.common.errors import validation_error
-from sandbox.common.json_bodies import BadBody, error_response, json_body
+from sandbox.common.json_bodies import error_response, json_body
 from sandbox.order_source.after_sale import (
     changed,
     mark_read,
@@ -22,14 +21,24 @@ from sandbox.order_source.after_sale import (
     returned_quantities,
     shipped_quantities,
 )
-from sandbox.order_source.after_sale_query import last_cursor, refused_query, strict_params
+from sandbox.order_source.after_sale_answers import (
+    complete_answer,
+    conflict,
+    empty_object_body,
+    order_number_refused,
+    violation,
+)
+from sandbox.order_source.after_sale_query import (
+    last_cursor,
+    listing_filters,
+    listing_page,
+    refused_query,
+    strict_params,
+)
 from sandbox.order_source.bearer import bearer_grant
-from sandbox.order_source.listing_cursor import cursor_decode, cursor_encode
 from sandbox.order_source.models import Grant, Order, Return
 from sandbox.order_source.order_views import (
     ERRORS,
-    MAX_ORDER_NUMBERS,
-    _list_filters,
     _not_found,
     _own_order,
 )
@@ -40,31 +49,12 @@ from sandbox.order_source.returns_validation import (
     lines_against_order,
     return_problems,
 )
-from sandbox.order_source.validation import parse_datetime
 
 LIST_PARAMETERS = frozenset({"mp_order_numbers", "status", "updated_after", "page_size", "cursor"})
 
 
 def _return_not_found(mp_return_number: str) -> JsonResponse:
     return error_response("not_found", f"return {mp_return_number!r} not found", 404)
-
-
-def _conflict(message: str) -> JsonResponse:
-    return error_response("conflict", message, 409)
-
-
-def _request_id(request: HttpRequest) -> str:
-    return getattr(request, "sandbox_request_id", "")
-
-
-def _violation(request: HttpRequest, grant: Grant, kind: str, detail: str) -> None:
-    violations.violation_record(
-        kind=kind,
-        seller=grant.seller.username,
-        client_id=grant.client.client_id,
-        request_id=_request_id(request),
-        detail=detail,
-    )
 
 
 def _own_return(grant: Grant, mp_order_number: str, mp_return_number: str) -> Return | None:
@@ -78,23 +68,6 @@ def _own_return(grant: Grant, mp_order_number: str, mp_return_number: str) -> Re
         )
         .first()
     )
-
-
-def complete_answer(view: dict) -> JsonResponse:
-    """What ``complete`` answers: the return or refund (reading A of ``complete_answer``)
-    or ``{}`` (B)."""
-    return JsonResponse({} if switches.reading_b("complete_answer") else view)
-
-
-def _empty_object_body(request: HttpRequest) -> None:
-    """``complete`` takes ``{}`` (or no body); anything else is a 400."""
-    if not request.body:
-        return
-    body = json_body(request)
-    if not isinstance(body, dict):
-        raise BadBody("the body must be a JSON object ({})")
-    if body:
-        raise BadBody(f"unknown fields: {', '.join(sorted(body))} (the body is {{}})")
 
 
 @endpoint(methods=("GET", "PUT"), errors=ERRORS, auth=bearer_grant)
@@ -121,7 +94,7 @@ def return_detail(
     if problems:
         return validation_error("the return is invalid", dict(problems))
     assert isinstance(body, dict)
-    refused = _order_number_refused(request, grant, mp_order_number, body)
+    refused = order_number_refused(request, grant, mp_order_number, body)
     if refused is not None:
         return refused
     try:
@@ -129,33 +102,6 @@ def return_detail(
     except IntegrityError:
         # A concurrent PUT created it first: now it is a repeat or an update.
         return _return_put(request, grant, mp_order_number, mp_return_number, body)
-
-
-def _order_number_refused(
-    request: HttpRequest, grant: Grant, mp_order_number: str, body: dict
-) -> JsonResponse | None:
-    """The body's ``mp_order_number``: required and equal to the path's (reading A of
-    ``return_order_number``: the reference's field list), or, when given, equal (B: its
-    example leaves it out). A refusal is a 400 and a violation."""
-    given = body.get("mp_order_number")
-    if given is None and switches.reading_b("return_order_number"):
-        return None
-    if given == mp_order_number:
-        return None
-    problem = (
-        "required (1-128 characters), equal to the order number in the path"
-        if given is None
-        else f"must equal the order number in the path ({mp_order_number!r})"
-    )
-    _violation(
-        request,
-        grant,
-        violations.RETURN_WITHOUT_ORDER_NUMBER,
-        f"PUT {request.path}: mp_order_number {problem}",
-    )
-    return validation_error(
-        f"the return is invalid: mp_order_number: {problem}", {"mp_order_number": problem}
-    )
 
 
 def _return_put(
@@ -171,16 +117,14 @@ def _return_put(
         if row is not None and row.placed == body:
             return JsonResponse(return_json(row))
         if row is not None and row.status != Return.AWAITING_AUTHORIZATION:
-            _violation(
+            violation(
                 request,
                 grant,
                 violations.RETURN_CHANGED_AFTER_AUTHORIZATION,
                 f"return {mp_return_number} of order {mp_order_number} sent again with a "
                 f"different body while {row.status}",
             )
-            return _conflict(
-                f"return {mp_return_number!r} is {row.status}: it can no longer change"
-            )
+            return conflict(f"return {mp_return_number!r} is {row.status}: it can no longer change")
         problems = lines_against_order(
             body,
             order.placed,
@@ -212,52 +156,6 @@ def order_returns(request: HttpRequest, grant: Grant, mp_order_number: str) -> J
     rows = list(order.returns.select_related("order").order_by("id"))
     mark_read(rows)
     return JsonResponse({"returns": [return_json(row) for row in rows], "next_cursor": None})
-
-
-def listing_filters(
-    params: dict[str, str], statuses: tuple[str, ...], fields: dict[str, str]
-) -> tuple[Q, int]:
-    """The filters ``GET /returns`` and ``GET /refunds`` share; the cursor holds
-    (updated_at, id), the listing's sort key (a row changed while paging comes again later,
-    never missed)."""
-    page_params = {k: v for k, v in params.items() if k in ("page_size", "mp_order_numbers")}
-    _, page_size = _list_filters(page_params, fields)
-    query = Q()
-    if "mp_order_numbers" in params:
-        numbers = params["mp_order_numbers"].split(",")
-        query &= Q(order__mp_order_number__in=numbers[:MAX_ORDER_NUMBERS])
-    if "status" in params:
-        values = params["status"].split(",")
-        if any(v not in statuses for v in values):
-            fields["status"] = f"comma-separated values of {', '.join(statuses)}"
-        query &= Q(status__in=values)
-    if "updated_after" in params:
-        moment = parse_datetime(params["updated_after"])
-        if moment is None:
-            fields["updated_after"] = (
-                "must be an RFC 3339 date-time with an offset (URL-encode the '+')"
-            )
-        else:
-            query &= Q(updated_at__gt=moment)
-    if "cursor" in params:
-        decoded = cursor_decode(params["cursor"])
-        if decoded is None:
-            fields["cursor"] = "not a cursor this endpoint returned"
-        else:
-            at, row_id = decoded
-            query &= Q(updated_at__gt=at) | Q(updated_at=at, id__gt=row_id)
-    return query, page_size
-
-
-def listing_page(rows: QuerySet, query: Q, grant: Grant, page_size: int) -> tuple[list, str | None]:
-    found = list(
-        rows.select_related("order")
-        .filter(query, order__client_id=grant.client_id, order__seller_id=grant.seller_id)
-        .order_by("updated_at", "id")[: page_size + 1]
-    )
-    page, more = found[:page_size], len(found) > page_size
-    mark_read(page)
-    return page, cursor_encode(page[-1].updated_at, page[-1].id) if more else None
 
 
 def listed_statuses() -> tuple[str, ...]:
@@ -313,30 +211,30 @@ def return_complete(
     if row is None:
         assert missing is not None
         return missing
-    _empty_object_body(request)
+    empty_object_body(request)
     label = f"return {mp_return_number} of order {mp_order_number}"
     with transaction.atomic():
         row = Return.objects.select_for_update().select_related("order").get(id=row.id)
         if row.status == Return.COMPLETED:
             return complete_answer(return_json(row))
         if row.status != Return.REFUNDED:
-            _violation(
+            violation(
                 request,
                 grant,
                 violations.RETURN_COMPLETE_NOT_REFUNDED,
                 f"{label} marked complete while {row.status}",
             )
-            return _conflict(f"return {mp_return_number!r} is {row.status}, not REFUNDED")
+            return conflict(f"return {mp_return_number!r} is {row.status}, not REFUNDED")
         if row.errors:
-            _violation(
+            violation(
                 request,
                 grant,
                 violations.COMPLETE_AND_ERRORS,
                 f"{label} marked complete after errors were reported on it",
             )
-            return _conflict(f"return {mp_return_number!r} has errors reported: not complete")
+            return conflict(f"return {mp_return_number!r} has errors reported: not complete")
         if not row.read_in_state:
-            _violation(
+            violation(
                 request,
                 grant,
                 violations.COMPLETE_UNREAD,
@@ -368,15 +266,15 @@ def return_errors(
     with transaction.atomic():
         row = Return.objects.select_for_update().select_related("order").get(id=row.id)
         if row.status == Return.COMPLETED:
-            _violation(
+            violation(
                 request,
                 grant,
                 violations.COMPLETE_AND_ERRORS,
                 f"errors reported on {label}, already marked complete",
             )
-            return _conflict(f"return {mp_return_number!r} is COMPLETED: no errors now")
+            return conflict(f"return {mp_return_number!r} is COMPLETED: no errors now")
         if row.status != Return.REFUNDED:
-            return _conflict(
+            return conflict(
                 f"return {mp_return_number!r} is {row.status}: errors only once REFUNDED"
             )
         new = [item for item in items if item not in row.errors]

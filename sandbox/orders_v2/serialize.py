@@ -9,8 +9,8 @@ from sandbox.order_source.contract_fields import (
     TAX_FIELDS,
 )
 from sandbox.orders_v2.dates import rfc3339
+from sandbox.orders_v2.fulfillment_kinds import fulfillment_type_of
 from sandbox.orders_v2.models import Cancellation, Package, V2Order
-from sandbox.orders_v2.packages import fulfillment_type_of
 
 WINDOWS = (
     "earliest_ship_date",

@@ -14,7 +14,7 @@ from django.http import HttpRequest, JsonResponse
 from sandbox.common.endpoint import ErrorShape, endpoint
 from sandbox.common.errors import method_not_allowed, query_refused, validation_error
 from sandbox.common.json_bodies import BadBody, error_response, json_body
-from sandbox.orders_v2 import packages, serialize
+from sandbox.orders_v2 import fulfillment_kinds, packages, serialize
 from sandbox.orders_v2.listing import PARAMETERS, cursor_encode, listing_filters
 from sandbox.orders_v2.models import ApiUser, Cancellation, Package, V2Order
 from sandbox.orders_v2.tokens import AuthProblem, token_issue, v2_user
@@ -156,7 +156,7 @@ def _fulfillment_body(request: HttpRequest, order: V2Order) -> tuple[list[dict],
                 {f"shipment.{key}": "unknown field" for key in unknown},
             )
     lines = packages.lines_parse(order, body.get("fulfillment_lines"), "fulfillment_lines")
-    return lines, packages.fulfillment_parse(body)
+    return lines, fulfillment_kinds.fulfillment_parse(body)
 
 
 def _cancellation_body(request: HttpRequest, order: V2Order) -> tuple[list[dict], str]:
