@@ -10,7 +10,7 @@ import re
 import pytest
 import requests
 
-from tests.sandbox.conftest import Api, csrf_token, order_body
+from tests.sandbox.conftest import Api, csrf_token, order_body, wire
 from tests.sandbox.orders_v2.v2_client import SellerApi, seller_api
 from tests.sandbox_process import SandboxProcess
 
@@ -58,7 +58,7 @@ def listed_since(alice: Api, boundary: str) -> dict[str, dict]:
 def later(sandbox: SandboxProcess) -> str:
     """A boundary after everything so far (the sandbox's clock moved on a minute)."""
     sandbox.shift_clock(60)
-    boundary = sandbox.state()["now"]
+    boundary = wire(sandbox.state()["now"])  # UTC, Z, whole seconds: as the listing takes it
     sandbox.shift_clock(1)
     return boundary
 
