@@ -2,14 +2,19 @@
 completed refunds behind them.
 
 Two sellers, each given a history of ``small`` and ``large`` orders with one seller refund
-each, completed long ago, on both sides (the sandbox's bulk history call with
+each, ``COMPLETE`` long ago, on both sides (the sandbox's bulk history call with
 ``refund_status``; bulk inserts here, decided and completed). Each seller's returns pull
-runs once (it sets the refunds watermark). Each round places ``new`` orders per seller at
-the sandbox, ships them, has the seller refund a line of each (the control API), and times
-one returns/refunds pull of each seller, counting the requests the sandbox saw (then the
-refunds are marked complete, untimed, as a worker would). The
-listing asks for refunds still ``CREATED`` and changed after the watermark, so history
-costs no request. Goals: the same requests for both sellers, time <= 1.2x.
+runs once. Each round places ``new`` orders per seller at the sandbox, ships them, has the
+seller refund a line of each (the control API), one of them above what the buyer paid,
+and has the seller correct the refund the previous round paused (the refund lifecycle:
+it comes back ``CREATED`` and is decided again). Then it times one returns/refunds pull of
+each seller, counting the requests the sandbox saw (then the outbox runs, untimed, as a
+worker would: complete the accepted, pause the refused).
+
+The listing asks for ``refund_status=CREATED`` only (the reference has no update-time
+filter), so the set read is the open work: history costs no request, and a corrected
+refund is found although its creation date is old. Goals: the same requests for both
+sellers, time <= 1.2x.
 """
 
 from __future__ import annotations
@@ -54,7 +59,7 @@ def _history_here(seller_id: int, size: int, prefix: str) -> None:
                 "seller_id": seller_id,
                 "order_id": order_id,
                 "refund_id": f"H{seller_id}-{i}",
-                "status": "COMPLETED",
+                "status": "COMPLETE",
                 "notes": "",
                 "platform_digest": "",
                 "decision": "accepted",
@@ -125,8 +130,11 @@ def run(
         log(f"P7 history in place: {small} and {large} completed refunds")
 
         measured: dict[int, list[dict[str, Any]]] = {size: [] for size in sizes}
+        paused: dict[int, int] = {}  # seller id -> the refund the last round paused
         for round_no in range(rounds):
             for seller, name, connection in zip(sellers, names, connections, strict=True):
+                if seller.id in paused:  # the seller corrects it: CREATED again
+                    sandbox.refund_resolve(paused.pop(seller.id), fit=True)
                 ids = orders_insert(
                     seller_ids=[seller.id],
                     count=new,
@@ -137,9 +145,11 @@ def run(
                 token = connection.access_token
                 jobs = [(token, o.mp_order_number, order_payload(o)) for o in orders]
                 orders_put(sandbox.api_url, jobs, 4, what="placing orders")
-                for _, number, _ in jobs:
+                for index, (_, number, _) in enumerate(jobs):
                     sandbox.ship(number, seller=name)
-                    sandbox.control(
+                    # the first of each round is above what the buyer paid: paused
+                    over = index == 0
+                    posted = sandbox.control(
                         "POST",
                         f"/orders/{number}/refunds",
                         {
@@ -150,11 +160,13 @@ def run(
                                     "refund_reason": "OTHER",
                                     "refund_quantity": 0,
                                     "currency": "EUR",
-                                    "item_refund": "1.00",
+                                    "item_refund": "99999.00" if over else "1.00",
                                 }
                             ],
                         },
                     )
+                    if over:
+                        paused[seller.id] = posted["feedamp_refund_id"]
             for seller, size in zip(sellers, sizes, strict=True):
                 before = _requests(sandbox)
                 started = time.perf_counter()
@@ -164,17 +176,20 @@ def run(
                 made = {
                     k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)
                 }
-                if result.error or result.decided != new:
+                # the new ones, and the one corrected since the last round
+                expected = new + (1 if round_no else 0)
+                if result.error or result.decided != expected:
                     raise RuntimeError(f"P7 pull of seller with {size} went wrong: {result}")
                 measured[size].append(
                     {
                         "seconds": round(seconds, 4),
                         "requests": made,
                         "listed": result.refunds_listed,
+                        "decided": result.decided,
                     }
                 )
-            # Answer them (mark complete), as the worker would between pulls: a completed
-            # refund is no longer CREATED and leaves the listing.
+            # Answer them, as the worker would between pulls: a completed refund, and one
+            # paused by our errors, is no longer CREATED and leaves the listing.
             return_steps_drain()
     median = {size: statistics.median(m["seconds"] for m in measured[size]) for size in sizes}
     requests_equal = all(

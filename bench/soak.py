@@ -237,6 +237,10 @@ class Soak:
                 }
             )
         args = self.args
+        # A seller's refusal of a return is a state only under reading B of return_refusal
+        # (under A, the reference's, it leaves the return awaiting authorization for ever,
+        # shown overdue): the soak takes B so that every return it makes ends somewhere.
+        self.sandbox.readings(return_refusal="B")
         return SellerSimProcess(
             self.sandbox,
             sellers=sellers,
@@ -485,7 +489,8 @@ class Soak:
                 - money(line.get("discount_refund"))
                 for line in refund.get("merchant_refund_lines") or []
             )
-            expected = taken if refund["status"] == "COMPLETED" else None
+            # paid only once COMPLETE (a PAUSED refund, corrected or not, holds nothing)
+            expected = taken if refund["status"] == "COMPLETE" else None
             if ledger_refunds.get(key) != expected:
                 mismatched.append(f"refund {key}: {refund['status']} {ledger_refunds.get(key)}")
         for ret in returns:
@@ -513,8 +518,8 @@ class Soak:
         return {
             "returns": len(returns),
             "refunds": len(refunds),
-            "refunds_accepted": sum(1 for r in refunds if r["status"] == "COMPLETED"),
-            "refunds_refused": sum(1 for r in refunds if r["status"] == "REFUSED"),
+            "refunds_accepted": sum(1 for r in refunds if r["status"] == "COMPLETE"),
+            "refunds_refused": sum(1 for r in refunds if r["status"] == "PAUSED"),
             "returns_completed": sum(1 for r in returns if r["status"] == "COMPLETED"),
             "returns_rejected": sum(1 for r in returns if r["status"] == "REJECTED"),
             "refunds_paid_twice": twice,
@@ -545,7 +550,7 @@ class Soak:
         codes: dict[str, int] = {}
         without_code: list[str] = []
         for refund in refunds:
-            if refund["status"] == "REFUSED":
+            if refund["status"] == "PAUSED":
                 found = [e.get("code") for e in refund.get("errors") or [] if e.get("code")]
                 if not found:
                     without_code.append(f"refund {refund['feedamp_refund_id']}")
@@ -575,7 +580,7 @@ class Soak:
         refused_within_cost: list[str] = []
         for refund in refunds:
             refused_for = {e.get("code") for e in refund.get("errors") or []}
-            if refund["status"] != "REFUSED" or refused_for != {"EXCESS_ITEM_REFUND"}:
+            if refund["status"] != "PAUSED" or refused_for != {"EXCESS_ITEM_REFUND"}:
                 continue
             fits = True
             for item in refund.get("merchant_refund_lines") or []:

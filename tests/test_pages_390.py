@@ -95,6 +95,7 @@ class AppWorld:
     listing: Listing
     run: FeedRun
     step_id: int
+    problem_id: int
 
     def arguments(self) -> dict[str, Any]:
         """The value of each URL argument a route may take, by the argument's name."""
@@ -104,6 +105,7 @@ class AppWorld:
             "listing_id": self.listing.pk,
             "run_id": self.run.pk,
             "step_id": self.step_id,
+            "problem_id": self.problem_id,
         }
 
 
@@ -199,7 +201,12 @@ def _app_world(staff_user: Any) -> AppWorld:
         last_run_id=run.pk,
     )
     return AppWorld(
-        world=world, seller=seller, listing=listing, run=run, step_id=_after_sale(order)
+        world=world,
+        seller=seller,
+        listing=listing,
+        run=run,
+        step_id=_after_sale(order),
+        problem_id=_record_problem(order),
     )
 
 
@@ -246,7 +253,9 @@ def _after_sale(order: Any) -> int:
         seller=order.seller,
         order=order,
         refund_id="9" * 30,
-        status="REFUSED",
+        status="PAUSED",
+        pause_count=2,
+        paused_at=timezone.now(),
         notes="courtesy " + LONG_URL,
         decision="refused",
         decided_at=timezone.now(),
@@ -279,6 +288,23 @@ def _after_sale(order: Any) -> int:
         last_error="platform said 500 at " + LONG_URL,
     )
     return step.pk
+
+
+def _record_problem(order: Any) -> int:
+    """A listed refund that could not be stored, a dead letter, its error long."""
+    from marketplace.returns.models import ReturnsRecordProblem
+
+    return ReturnsRecordProblem.objects.create(
+        seller=order.seller,
+        kind="refund",
+        record_key="8" * 40,
+        mp_order_number=order.mp_order_number,
+        error="UnreadableRecord: item_refund: 1e+300 is out of range " + LONG_URL,
+        failures=5,
+        first_failed_at=timezone.now(),
+        last_failed_at=timezone.now(),
+        dead_at=timezone.now(),
+    ).pk
 
 
 def _overflow(page: Page) -> int:

@@ -32,4 +32,9 @@ urlpatterns = [
     path("orders/<int:order_id>/retry/", action_views.order_retry, name="order_retry"),
     path("returns/", returns_views.returns_waiting, name="returns"),
     path("returns/steps/<int:step_id>/retry/", returns_views.step_retry, name="return_step_retry"),
+    path(
+        "returns/problems/<int:problem_id>/retry/",
+        returns_views.record_problem_retry_view,
+        name="returns_problem_retry",
+    ),
 ]

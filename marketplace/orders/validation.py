@@ -2,7 +2,8 @@
 
 Each rule is a small named function returning the problems it finds; ``fulfillment_problems``
 runs them all. Problem codes are kept in ``ProblemCode`` (the platform publishes no list;
-these are the project's), those of refunds and returns in ``RefundProblemCode``. A
+these are the project's); those of refunds and returns are the returns app's
+(``marketplace/returns/problems.py``). A
 problem's ``fingerprint`` identifies it across pulls so the platform is told once, and a
 problem that disappears can be marked resolved.
 """
@@ -23,22 +24,6 @@ class ProblemCode(StrEnum):
     EXCESS_QUANTITY = "EXCESS_QUANTITY"
     UNKNOWN_LINE = "UNKNOWN_LINE"
     INVALID_SHIP_DATE = "INVALID_SHIP_DATE"
-
-
-class RefundProblemCode(StrEnum):
-    """What the marketplace reports on a seller's refund or a return's refund
-    (``marketplace/returns/checks.py``; plain words in ``portal.problem_help.REFUND_HELP``).
-    ``EXCESS_ITEM_REFUND`` is a refund's, ``EXCESS_REFUND`` a return's."""
-
-    EXCESS_ITEM_REFUND = "EXCESS_ITEM_REFUND"
-    EXCESS_REFUND = "EXCESS_REFUND"
-    EXCESS_QUANTITY = "EXCESS_QUANTITY"
-    UNKNOWN_LINE = "UNKNOWN_LINE"
-    CURRENCY_MISMATCH = "CURRENCY_MISMATCH"
-    # A line whose refund amounts come to less than zero: not a refund, and accepting it
-    # would lower what the line counts as refunded and let a later refund go above the
-    # cost. Reported as the platform's catch-all code, the message naming the line.
-    NEGATIVE_AMOUNT = "OTHER"
 
 
 def _carrier_key(name: str) -> str:

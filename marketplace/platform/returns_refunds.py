@@ -1,10 +1,13 @@
 """Returns and seller-initiated refunds of the Order Source interface (v1).
 
 ``returns-refunds-contract.md``: the marketplace creates a return (``PUT``), reads the
-returns' progress and the sellers' refunds (listings with ``updated_after`` and a cursor),
-and answers each one: ``complete`` or ``errors``. These calls are mixed into
-``order_source.OrderSourceClient`` (one client per seller: the seller's token, embargo,
-budget and call log are the same as for its orders); this module only adds the paths.
+returns' progress (``GET /returns`` with ``updated_after``, our choice: the reference's
+return filters are not published) and the sellers' refunds (``GET /refunds`` with
+``refund_status``: the reference has no update-time filter there), and answers each one:
+``complete`` or ``errors``. Every date-time sent is UTC with ``Z``, whole seconds. These
+calls are mixed into ``order_source.OrderSourceClient`` (one client per seller: the
+seller's token, embargo, budget and call log are the same as for its orders); this module
+only adds the paths.
 
 Money in answers is JSON numbers: callers read them with ``decimal_amount`` (through
 their shortest text, ``6.99`` → ``Decimal("6.99")``), never with float arithmetic.
@@ -13,18 +16,19 @@ their shortest text, ``6.99`` → ``Decimal("6.99")``), never with float arithme
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 from urllib.parse import quote
 
+from marketplace.platform.dates import to_wire
 from marketplace.platform.errors import PlatformMalformedResponse
 
 
 def query_param(value: Any) -> str:
-    """A listing filter as the platform reads it (RFC 3339 with offset, comma lists)."""
+    """A listing filter as the platform reads it (UTC date-times with ``Z``, comma lists)."""
     if isinstance(value, datetime):
-        return value.astimezone(UTC).isoformat()
+        return to_wire(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list | tuple | set):
@@ -122,8 +126,9 @@ class ReturnsRefundsCalls:
         )
 
     def list_returns(self, **filters: Any) -> dict[str, Any]:
-        """One page of ``GET /returns`` (``mp_order_numbers``, ``status``,
-        ``updated_after``, ``page_size``, ``cursor``)."""
+        """One page of ``GET /returns`` (``mp_order_numbers``, ``status`` (never
+        ``REJECTED``: the reference has no such state), ``updated_after``, ``page_size``,
+        ``cursor``)."""
         return self._listing("/returns", "returns", filters)
 
     def iter_return_pages(self, **filters: Any) -> Iterator[dict[str, Any]]:
@@ -132,13 +137,16 @@ class ReturnsRefundsCalls:
     # --- seller refunds -------------------------------------------------------------
 
     def list_refunds(self, **filters: Any) -> dict[str, Any]:
-        """One page of ``GET /refunds`` (same filters as returns)."""
+        """One page of ``GET /refunds`` (``mp_order_numbers``, ``refund_status``,
+        ``created_after`` / ``created_before`` (on or after / before), ``page_size``,
+        ``cursor``). No ``status``, no ``updated_after``: the platform has neither."""
         return self._listing("/refunds", "refunds", filters)
 
     def iter_refund_pages(self, **filters: Any) -> Iterator[dict[str, Any]]:
         return self._pages(self.list_refunds, filters)
 
     def get_refund(self, mp_order_number: str, refund_id: str | int) -> dict[str, Any]:
+        """One refund's current version (re-read before an errors call)."""
         return self._object(
             self._request(
                 "GET",

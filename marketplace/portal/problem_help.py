@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from marketplace.orders.validation import ProblemCode, RefundProblemCode
+from marketplace.orders.validation import ProblemCode
+from marketplace.returns.problems import RefundProblemCode
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,42 @@ REFUND_HELP: dict[str, ProblemHelp] = {
         "A line of the refund comes to less than zero (a discount refund larger than the "
         "rest). Nothing of it was paid to the buyer.",
         "Post a new refund whose amounts on each line add up to zero or more.",
+    ),
+    RefundProblemCode.INVALID_AMOUNT: ProblemHelp(
+        "Amount not readable",
+        'An amount of the refund is not a number (for example "12,50" with a comma, or '
+        "text). Nothing of it was paid to the buyer.",
+        "Correct the amount on the named line and field, written with a point "
+        "(12.50), and send the refund again.",
+    ),
+    RefundProblemCode.MISSING_AMOUNT: ProblemHelp(
+        "Amount missing",
+        "An amount of the refund is empty. An empty amount is not read as zero, so "
+        "nothing of it was paid to the buyer.",
+        "Fill in the named amount (0 when nothing is refunded for it) and send it again.",
+    ),
+    RefundProblemCode.AMOUNT_OUT_OF_RANGE: ProblemHelp(
+        "Amount out of range",
+        "An amount of the refund is far larger than any refund can be. Nothing of it was "
+        "paid to the buyer.",
+        "Correct the amount on the named line and field and send the refund again.",
+    ),
+    RefundProblemCode.AMOUNT_TOO_PRECISE: ProblemHelp(
+        "Amount finer than the currency allows",
+        "An amount has more decimal places than the order's currency has (cents for USD, "
+        "none for JPY). We do not round refunds. Nothing of it was paid to the buyer.",
+        "Send the amount in the currency's own unit (for example 23.99 or 24.00, not 23.995).",
+    ),
+    RefundProblemCode.DUPLICATE_LINE: ProblemHelp(
+        "Line named twice",
+        "The refund names the same line more than once, so it is unclear what was "
+        "refunded. Nothing of it was paid to the buyer.",
+        "Send the refund again with each line once, its amounts added together.",
+    ),
+    RefundProblemCode.NO_REFUND_LINES: ProblemHelp(
+        "No refund lines",
+        "The refund has no lines, so there is nothing to pay the buyer.",
+        "Send the refund again with the lines and amounts refunded.",
     ),
 }
 REFUND_FALLBACK = ProblemHelp(

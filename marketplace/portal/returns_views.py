@@ -1,8 +1,10 @@
-"""The seller's returns page: buyers' returns waiting for the seller's authorization,
-and the refunds and returns the marketplace refused, in plain words."""
+"""The seller's returns page: buyers' returns waiting for the seller's authorization
+(overdue ones first), refunds paused for the seller to correct and returns the
+marketplace refused, in plain words."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -13,7 +15,11 @@ from sellers.access import SellerRequest, seller_required
 
 
 def _explained(errors: list[dict]) -> list[tuple[dict, object]]:
-    return [(error, REFUND_HELP.get(error.get("code", ""), REFUND_FALLBACK)) for error in errors]
+    # "problem" is our own code when the platform was sent its catch-all "OTHER".
+    return [
+        (error, REFUND_HELP.get(error.get("problem") or error.get("code", ""), REFUND_FALLBACK))
+        for error in errors
+    ]
 
 
 @require_GET
@@ -24,8 +30,10 @@ def returns(request: SellerRequest) -> HttpResponse:
         request,
         "portal/returns.html",
         {
+            "overdue": data["overdue"],
+            "authorization_days": settings.RETURN_AUTHORIZATION_DAYS,
             "awaiting": data["awaiting"],
-            "refused_refunds": [(r, _explained(r.errors or [])) for r in data["refused_refunds"]],
+            "paused_refunds": [(r, _explained(r.errors or [])) for r in data["paused_refunds"]],
             "refused_returns": [(r, _explained(r.errors or [])) for r in data["refused_returns"]],
         },
     )

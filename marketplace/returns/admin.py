@@ -1,10 +1,22 @@
+"""Admin of returns and refunds. Money is read-only here: the ledger and the money log
+cannot be added to, changed or deleted (their rows are append-only in the database too,
+``append_only.py``); a seller refund and a return show their decision and amounts but
+never let them be edited. Staff's money steps are actions, each logged with who and when:
+mark paid out, reverse an entry (with a reason), retry a platform step."""
+
 from __future__ import annotations
 
+from decimal import Decimal
+from typing import Any
+
+from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ActionForm
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from marketplace.returns.models import (
+    MoneyAction,
     PlatformStep,
     RefundLedgerEntry,
     Return,
@@ -12,15 +24,41 @@ from marketplace.returns.models import (
     SellerRefund,
     SellerRefundLine,
 )
-from marketplace.returns.services.ledger import ledger_mark_paid_out
-from marketplace.returns.services.steps import step_retry
+from marketplace.returns.services.ledger import (
+    LedgerRefused,
+    ledger_mark_paid_out,
+    ledger_reverse,
+    step_retry_by_staff,
+)
 
 
-class ReturnLineInline(admin.TabularInline):
-    model = ReturnLine
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """View only: no add, change or delete, whoever asks (superusers too)."""
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class ReadOnlyInline(admin.TabularInline):
     extra = 0
-    raw_id_fields = ["order_line"]
     can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class ReturnLineInline(ReadOnlyInline):
+    model = ReturnLine
+    raw_id_fields = ["order_line"]
 
 
 @admin.register(Return)
@@ -30,18 +68,26 @@ class ReturnAdmin(admin.ModelAdmin):
     list_select_related = ["order", "seller__user"]
     raw_id_fields = ["order", "seller"]
     search_fields = ["mp_return_number", "order__mp_order_number"]
+    # The platform's state and our decision are facts, not settings.
+    readonly_fields = ["status", "rma", "decision", "decided_at", "errors", "pulled_at"]
     inlines = [ReturnLineInline]
 
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # returns come through the intake API
 
-class SellerRefundLineInline(admin.TabularInline):
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class SellerRefundLineInline(ReadOnlyInline):
     model = SellerRefundLine
-    extra = 0
     raw_id_fields = ["order_line"]
-    can_delete = False
 
 
 @admin.register(SellerRefund)
-class SellerRefundAdmin(admin.ModelAdmin):
+class SellerRefundAdmin(ReadOnlyAdmin):
+    """A seller's refund as pulled, with our decision: nothing here is ours to edit."""
+
     list_display = ["refund_id", "order", "seller", "status", "decision", "created_at"]
     list_filter = ["status", "decision"]
     list_select_related = ["order", "seller__user"]
@@ -50,16 +96,38 @@ class SellerRefundAdmin(admin.ModelAdmin):
     inlines = [SellerRefundLineInline]
 
 
+class ReverseForm(ActionForm):
+    reason = forms.CharField(
+        required=False, max_length=500, help_text="Why (required to reverse an entry)"
+    )
+
+
 @admin.register(RefundLedgerEntry)
-class RefundLedgerEntryAdmin(admin.ModelAdmin):
-    list_display = ["id", "order", "order_line", "amount", "currency", "paid_out_at", "created_at"]
+class RefundLedgerEntryAdmin(ReadOnlyAdmin):
+    list_display = [
+        "id",
+        "order",
+        "order_line",
+        "amount_in_unit",
+        "currency",
+        "reverses",
+        "paid_out_at",
+        "created_at",
+    ]
     list_filter = ["currency"]
     list_select_related = ["order", "order_line"]
-    raw_id_fields = ["order", "order_line", "refund", "return_request"]
-    readonly_fields = ["amount", "currency", "detail", "paid_out_at", "paid_out_by"]
-    actions = ["mark_paid_out"]
+    raw_id_fields = ["order", "order_line", "refund", "return_request", "reverses"]
+    actions = ["mark_paid_out", "reverse"]
+    action_form = ReverseForm
 
-    @admin.action(description="Mark paid out")
+    @admin.display(description="amount")
+    def amount_in_unit(self, entry: RefundLedgerEntry) -> Decimal:
+        return entry.amount_in_unit
+
+    def has_money_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.is_active and request.user.is_staff)
+
+    @admin.action(description="Mark paid out", permissions=["money"])
     def mark_paid_out(self, request: HttpRequest, queryset: QuerySet[RefundLedgerEntry]) -> None:
         marked = ledger_mark_paid_out(
             entry_ids=queryset.values_list("pk", flat=True),
@@ -67,15 +135,46 @@ class RefundLedgerEntryAdmin(admin.ModelAdmin):
         )
         self.message_user(request, f"{marked} entries marked paid out", messages.SUCCESS)
 
+    @admin.action(description="Reverse (a new entry of the opposite amount)", permissions=["money"])
+    def reverse(self, request: HttpRequest, queryset: QuerySet[RefundLedgerEntry]) -> None:
+        reason = str(request.POST.get("reason") or "").strip()
+        if not reason:
+            self.message_user(request, "Give a reason to reverse an entry.", messages.ERROR)
+            return
+        for pk in queryset.order_by("pk").values_list("pk", flat=True):
+            try:
+                reversal = ledger_reverse(
+                    entry_id=pk, actor=request.user.get_username(), reason=reason
+                )
+            except LedgerRefused as exc:
+                self.message_user(request, f"Entry {pk}: {exc}", messages.ERROR)
+            else:
+                self.message_user(
+                    request, f"Entry {pk} reversed by entry {reversal.pk}", messages.SUCCESS
+                )
+
+
+@admin.register(MoneyAction)
+class MoneyActionAdmin(ReadOnlyAdmin):
+    list_display = ["created_at", "kind", "actor", "subject"]
+    list_filter = ["kind"]
+    search_fields = ["actor", "subject"]
+
 
 @admin.register(PlatformStep)
 class PlatformStepAdmin(admin.ModelAdmin):
     list_display = ["id", "kind", "status", "attempts", "failures", "next_attempt_at"]
     list_filter = ["kind", "status"]
     raw_id_fields = ["seller", "return_request", "refund"]
+    # What is sent (a refusal's errors) is the decision's, not editable.
+    readonly_fields = ["kind", "seller", "return_request", "refund", "body"]
     actions = ["retry"]
 
     @admin.action(description="Retry now")
     def retry(self, request: HttpRequest, queryset: QuerySet[PlatformStep]) -> None:
-        retried = sum(step_retry(step_id=pk) for pk in queryset.values_list("pk", flat=True))
+        actor = request.user.get_username()
+        retried = sum(
+            step_retry_by_staff(step_id=pk, actor=actor)
+            for pk in queryset.values_list("pk", flat=True)
+        )
         self.message_user(request, f"{retried} steps queued", messages.SUCCESS)

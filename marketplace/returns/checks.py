@@ -2,7 +2,7 @@
 
 Pure functions over plain values (tested without a database); ``services/decide.py``
 feeds them the locked order lines and what the ledger already holds. The codes live with
-the other problem codes (``orders.validation.RefundProblemCode``), their plain words in
+the other after-sale problem codes (``returns.problems.RefundProblemCode``), their plain words in
 ``portal.problem_help.REFUND_HELP``.
 
 Rules (``returns-refunds-contract.md``): a line not on the order → ``UNKNOWN_LINE``; a
@@ -10,7 +10,8 @@ currency other than the order's → ``CURRENCY_MISMATCH``; a refund line's quant
 the order line's → ``EXCESS_QUANTITY``; what this refund takes from a line, with every
 earlier *accepted* refund and return of it, above what the buyer paid for the line →
 ``EXCESS_ITEM_REFUND`` (a seller's refund) / ``EXCESS_REFUND`` (a return). Our own
-addition: a line that takes less than zero → ``NEGATIVE_AMOUNT`` (reported as ``OTHER``).
+addition: a line that takes less than zero → ``NEGATIVE_AMOUNT`` (reported as ``OTHER``,
+``problems.platform_code``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from marketplace.orders.validation import RefundProblemCode as ProblemCode
+from marketplace.returns.problems import RefundProblemCode as ProblemCode
 
 ZERO = Decimal("0")
 

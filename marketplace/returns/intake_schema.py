@@ -10,7 +10,7 @@ the service's (``services/intake.py``).
 from __future__ import annotations
 
 from datetime import date, timedelta
-from typing import Annotated
+from typing import Annotated, Literal
 
 from django.utils import timezone
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -89,6 +89,11 @@ class ReturnIn(_Strict):
         default=None, description="The buyer's return parcel"
     )
     tracking_number: Annotated[str, *intake_text(max_length=128)] | None = None
+    return_type: Literal["SHIP", "NO_RETURN"] = Field(
+        default="SHIP",
+        description="SHIP: the buyer sends the item back; NO_RETURN: refunded without it "
+        "(the Order Source reference's two types; IN_STORE is v2's only)",
+    )
     request_date: RequestDate | None = Field(
         default=None,
         description="The day the buyer asked (YYYY-MM-DD), from 2000-01-01 to today "

@@ -11,7 +11,10 @@
 * ``PlatformStep``: the outbox of returns and refunds: every call the platform must get
   (push a return, mark complete, report errors) is a row with a state and a next-attempt
   time, written in the transaction that makes it necessary.
-* ``SellerReturnsPullState``: per seller, the pull's watermarks (returns, refunds).
+* ``SellerReturnsPullState``: per seller, the returns listing's watermark and each
+  listing's last failure (one listing never stops the other).
+* ``ReturnsRecordProblem``: a listed refund or return that could not be stored or decided
+  (any error): retried at the next pulls, then a dead letter staff see.
 """
 
 from __future__ import annotations
@@ -22,8 +25,13 @@ from typing import TYPE_CHECKING
 from django.db import models
 from django.db.models import Q
 
+from marketplace.returns.amounts import MONEY_DECIMAL_PLACES, MONEY_MAX_DIGITS, in_unit
+
 if TYPE_CHECKING:
     from marketplace.orders.models import Order
+
+# Every after-sale amount (MONEY_*): 10 digits before the point and up to 3 after, so
+# each currency's minor unit fits without rounding (``amounts.py``).
 
 
 class Decision(models.TextChoices):
@@ -33,11 +41,20 @@ class Decision(models.TextChoices):
 
 
 class ReturnStatus(models.TextChoices):
+    """The reference's four states, and ``REJECTED`` of the sandbox's reading B (the
+    reference publishes no refusal). Any other state the platform sends is stored as it
+    is, shown as it is and never acted on."""
+
     AWAITING_AUTHORIZATION = "AWAITING_AUTHORIZATION", "Awaiting the seller's authorization"
     AUTHORIZED = "AUTHORIZED", "Authorized by the seller"
     REFUNDED = "REFUNDED", "Refunded by the seller"
     COMPLETED = "COMPLETED", "Completed"
     REJECTED = "REJECTED", "Rejected by the seller"
+
+
+class ReturnType(models.TextChoices):
+    SHIP = "SHIP", "The buyer ships the item back"
+    NO_RETURN = "NO_RETURN", "Refund without sending the item back"
 
 
 class Return(models.Model):
@@ -54,6 +71,9 @@ class Return(models.Model):
     tracking_number = models.CharField(max_length=128, blank=True)
     request_date = models.DateField()
     respond_date = models.DateField()
+    return_type = models.CharField(
+        max_length=16, choices=ReturnType.choices, default=ReturnType.SHIP
+    )
     # SHA-256 of the canonical intake body: same body again → idempotent, other → 409.
     intake_fingerprint = models.CharField(max_length=64, editable=False)
 
@@ -98,6 +118,11 @@ class Return(models.Model):
             self.decision != Decision.REFUSED
         )
 
+    @property
+    def status_known(self) -> bool:
+        """False for a state the platform sent that we do not know (shown, never acted on)."""
+        return self.status in ReturnStatus.values
+
 
 class ReturnLine(models.Model):
     return_request = models.ForeignKey(Return, on_delete=models.CASCADE, related_name="lines")
@@ -107,14 +132,19 @@ class ReturnLine(models.Model):
     )
     quantity = models.PositiveIntegerField()
     preauthorized = models.BooleanField(default=False)
-    requested_refund_principal = models.DecimalField(max_digits=12, decimal_places=2)
-    requested_refund_tax = models.DecimalField(max_digits=12, decimal_places=2)
-    # The seller's refund amounts (``.../refunds``), once REFUNDED.
+    requested_refund_principal = models.DecimalField(
+        max_digits=MONEY_MAX_DIGITS, decimal_places=MONEY_DECIMAL_PLACES
+    )
+    requested_refund_tax = models.DecimalField(
+        max_digits=MONEY_MAX_DIGITS, decimal_places=MONEY_DECIMAL_PLACES
+    )
+    # The seller's refund amounts (``.../refunds``), once REFUNDED; None until then, or
+    # when the platform's value could not be read (the return's ``errors`` say why).
     principal_refund_amount = models.DecimalField(
-        max_digits=12, decimal_places=2, null=True, blank=True
+        max_digits=MONEY_MAX_DIGITS, decimal_places=MONEY_DECIMAL_PLACES, null=True, blank=True
     )
     shipping_refund_amount = models.DecimalField(
-        max_digits=12, decimal_places=2, null=True, blank=True
+        max_digits=MONEY_MAX_DIGITS, decimal_places=MONEY_DECIMAL_PLACES, null=True, blank=True
     )
 
     class Meta:
@@ -130,9 +160,12 @@ class ReturnLine(models.Model):
 
 
 class RefundStatus(models.TextChoices):
-    CREATED = "CREATED", "Posted by the seller"
-    COMPLETED = "COMPLETED", "Completed"
-    REFUSED = "REFUSED", "Refused by the marketplace"
+    """The reference's lifecycle: errors reported by the marketplace pause a refund; the
+    seller's correction brings it back ``CREATED`` (a new version, decided again)."""
+
+    CREATED = "CREATED", "Posted by the seller, to decide"
+    PAUSED = "PAUSED", "Paused: waiting for the seller to correct it"
+    COMPLETE = "COMPLETE", "Complete"
 
 
 class SellerRefund(models.Model):
@@ -148,15 +181,29 @@ class SellerRefund(models.Model):
     refund_id = models.CharField(max_length=64)
     status = models.CharField(max_length=16, choices=RefundStatus.choices)
     notes = models.TextField(blank=True)
-    date_created = models.DateTimeField(null=True, blank=True)
+    date_created = models.DateField(null=True, blank=True)
     platform_digest = models.CharField(max_length=64, blank=True, editable=False)
     pulled_at = models.DateTimeField(null=True, blank=True)
+    # One row per feedamp id, holding its current version: ``version`` counts the versions
+    # we stored (a correction after a pause is a new one); ``lines_digest`` names the
+    # lines of the current version (an errors call is sent only for the lines it judged).
+    version = models.PositiveIntegerField(default=1)
+    lines_digest = models.CharField(max_length=64, blank=True, editable=False)
 
+    # The decision on the current version ("" again when a corrected version comes back).
     decision = models.CharField(
         max_length=16, choices=Decision.choices, default=Decision.NONE, blank=True
     )
     decided_at = models.DateTimeField(null=True, blank=True)
+    # The last errors we reported (kept after a correction, for people).
     errors = models.JSONField(default=list, blank=True)
+    # How many times our errors paused it at the platform, and when it was last paused.
+    pause_count = models.PositiveIntegerField(default=0)
+    paused_at = models.DateTimeField(null=True, blank=True)
+    # Problems found reading the platform's lines as stored ([{code, message, label}]: an
+    # amount that is not a number, missing, out of range or finer than the currency's
+    # unit; ``amounts.line_amounts_read``). A refund with any is refused with them.
+    read_problems = models.JSONField(default=list, blank=True)
 
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -188,11 +235,43 @@ class SellerRefundLine(models.Model):
     )
     currency = models.CharField(max_length=3)
     refund_quantity = models.IntegerField(default=0)
-    item_refund = models.DecimalField(max_digits=12, decimal_places=2, default=Decimal("0"))
-    item_tax_refund = models.DecimalField(max_digits=12, decimal_places=2, default=Decimal("0"))
-    shipping_refund = models.DecimalField(max_digits=12, decimal_places=2, default=Decimal("0"))
-    shipping_tax_refund = models.DecimalField(max_digits=12, decimal_places=2, default=Decimal("0"))
-    discount_refund = models.DecimalField(max_digits=12, decimal_places=2, default=Decimal("0"))
+    # None: the platform's value could not be read (the refund's ``read_problems`` say
+    # why); never stored as 0.00 in its place.
+    item_refund = models.DecimalField(
+        max_digits=MONEY_MAX_DIGITS,
+        decimal_places=MONEY_DECIMAL_PLACES,
+        null=True,
+        blank=True,
+        default=Decimal("0"),
+    )
+    item_tax_refund = models.DecimalField(
+        max_digits=MONEY_MAX_DIGITS,
+        decimal_places=MONEY_DECIMAL_PLACES,
+        null=True,
+        blank=True,
+        default=Decimal("0"),
+    )
+    shipping_refund = models.DecimalField(
+        max_digits=MONEY_MAX_DIGITS,
+        decimal_places=MONEY_DECIMAL_PLACES,
+        null=True,
+        blank=True,
+        default=Decimal("0"),
+    )
+    shipping_tax_refund = models.DecimalField(
+        max_digits=MONEY_MAX_DIGITS,
+        decimal_places=MONEY_DECIMAL_PLACES,
+        null=True,
+        blank=True,
+        default=Decimal("0"),
+    )
+    discount_refund = models.DecimalField(
+        max_digits=MONEY_MAX_DIGITS,
+        decimal_places=MONEY_DECIMAL_PLACES,
+        null=True,
+        blank=True,
+        default=Decimal("0"),
+    )
     reason = models.CharField(max_length=128, blank=True)
 
     class Meta:
@@ -202,20 +281,38 @@ class SellerRefundLine(models.Model):
         return f"{self.refund_id}/{self.mp_line_number}"
 
     @property
+    def readable(self) -> bool:
+        return None not in (
+            self.item_refund,
+            self.item_tax_refund,
+            self.shipping_refund,
+            self.shipping_tax_refund,
+            self.discount_refund,
+        )
+
+    @property
     def takes(self) -> Decimal:
-        """What this line takes from the order line (the readings table)."""
+        """What this line takes from the order line (the readings table). Only for a
+        ``readable`` line: an unread amount is never counted as zero."""
+        if not self.readable:
+            raise ValueError(f"refund line {self}: an amount could not be read")
         return (
-            self.item_refund
-            + self.item_tax_refund
-            + self.shipping_refund
-            + self.shipping_tax_refund
-            - self.discount_refund
+            Decimal(self.item_refund or 0)
+            + Decimal(self.item_tax_refund or 0)
+            + Decimal(self.shipping_refund or 0)
+            + Decimal(self.shipping_tax_refund or 0)
+            - Decimal(self.discount_refund or 0)
         )
 
 
 class RefundLedgerEntry(models.Model):
     """Money the marketplace pays back to the buyer: one accepted refund or return, one
-    order line. Written with the decision; never a second row for the same pair."""
+    order line, written with the decision, exactly the amount decided.
+
+    Append-only (``append_only.py``: a database trigger on Postgres and SQLite): a row is
+    never changed nor deleted, except ``paid_out_at``/``paid_out_by`` set once from
+    empty. A correction is a new *reversing* entry: the negative of the entry it
+    ``reverses``, with the staff user and the reason (``services/ledger.py``)."""
 
     order = models.ForeignKey("orders.Order", on_delete=models.PROTECT, related_name="ledger")
     order_line = models.ForeignKey(
@@ -228,30 +325,47 @@ class RefundLedgerEntry(models.Model):
         Return, on_delete=models.PROTECT, null=True, blank=True, related_name="ledger"
     )
     currency = models.CharField(max_length=3)
-    amount = models.DecimalField(max_digits=12, decimal_places=2)
+    amount = models.DecimalField(max_digits=MONEY_MAX_DIGITS, decimal_places=MONEY_DECIMAL_PLACES)
     # The parts, for people: item (with its tax for a return), shipping, discount.
     detail = models.JSONField(default=dict, blank=True)
+    # A reversing entry: the entry it cancels, why, and the staff user who did it.
+    reverses = models.OneToOneField(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="reversed_by"
+    )
+    reason = models.TextField(blank=True)
+    created_by = models.CharField(max_length=150, blank=True)
     paid_out_at = models.DateTimeField(null=True, blank=True)
     paid_out_by = models.CharField(max_length=150, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        verbose_name = "refund ledger entry"
+        verbose_name_plural = "refund ledger entries"
         constraints = [
             models.UniqueConstraint(
                 fields=["refund", "order_line"],
-                condition=Q(refund__isnull=False),
+                condition=Q(refund__isnull=False, reverses__isnull=True),
                 name="ledger_once_per_refund_line",
             ),
             models.UniqueConstraint(
                 fields=["return_request", "order_line"],
-                condition=Q(return_request__isnull=False),
+                condition=Q(return_request__isnull=False, reverses__isnull=True),
                 name="ledger_once_per_return_line",
             ),
             models.CheckConstraint(
                 condition=(Q(refund__isnull=False) & Q(return_request__isnull=True))
                 | (Q(refund__isnull=True) & Q(return_request__isnull=False)),
                 name="ledger_one_source",
+            ),
+            # A decision's entry is never below zero; a reversing one never above, and
+            # names who made it and why.
+            models.CheckConstraint(
+                condition=(Q(reverses__isnull=True) & Q(amount__gte=0))
+                | (
+                    Q(reverses__isnull=False) & Q(amount__lte=0) & ~Q(reason="") & ~Q(created_by="")
+                ),
+                name="ledger_sign_by_kind",
             ),
         ]
         indexes = [
@@ -264,7 +378,43 @@ class RefundLedgerEntry(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.amount} {self.currency} for {self.order_line_id}"
+        return f"{self.amount_in_unit} {self.currency} for {self.order_line_id}"
+
+    @property
+    def amount_in_unit(self) -> Decimal:
+        """The amount in its currency's unit (``20.00`` EUR, ``1500`` JPY): the column
+        holds 3 places for every currency."""
+        try:
+            return in_unit(self.amount, self.currency)
+        except ValueError:
+            return self.amount
+
+
+class MoneyActionKind(models.TextChoices):
+    MARK_PAID_OUT = "mark_paid_out", "Marked ledger entries paid out"
+    REVERSE = "reverse", "Reversed a ledger entry"
+    RETRY_STEP = "retry_step", "Retried a refund or return step"
+
+
+class MoneyAction(models.Model):
+    """One staff (or payments-side) action on money, who and when: append-only like the
+    ledger (``append_only.py``). ``subject`` names what was acted on, ``detail`` the
+    numbers (entry ids, amounts, how many were changed)."""
+
+    Kind = MoneyActionKind
+
+    kind = models.CharField(max_length=20, choices=MoneyActionKind.choices)
+    actor = models.CharField(max_length=150)
+    subject = models.CharField(max_length=200, blank=True)
+    detail = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["kind", "-created_at"], name="moneyaction_kind_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} by {self.actor} at {self.created_at:%Y-%m-%d %H:%M}"
 
 
 class StepKind(models.TextChoices):
@@ -280,6 +430,8 @@ class StepStatus(models.TextChoices):
     RETRYING = "retrying", "Retrying"
     DONE = "done", "Done"
     FAILED = "failed", "Failed (needs a person)"
+    # An errors call dropped: the platform holds another version than the one it judged.
+    SUPERSEDED = "superseded", "Dropped: the platform holds a newer version"
 
 
 class PlatformStep(models.Model):
@@ -297,6 +449,10 @@ class PlatformStep(models.Model):
         SellerRefund, on_delete=models.CASCADE, null=True, blank=True, related_name="steps"
     )
     body = models.JSONField(null=True, blank=True)
+    # The refund's version this call belongs to, and (an errors call) the digest of the
+    # lines its errors judged: re-read before sending, dropped when they differ.
+    version = models.PositiveIntegerField(default=1)
+    judged_digest = models.CharField(max_length=64, blank=True)
     status = models.CharField(max_length=16, choices=StepStatus.choices, default=StepStatus.PENDING)
     attempts = models.PositiveIntegerField(default=0)
     failures = models.PositiveIntegerField(default=0)
@@ -318,9 +474,9 @@ class PlatformStep(models.Model):
                 name="step_once_per_return",
             ),
             models.UniqueConstraint(
-                fields=["kind", "refund"],
+                fields=["kind", "refund", "version"],
                 condition=Q(refund__isnull=False),
-                name="step_once_per_refund",
+                name="step_once_per_refund_version",
             ),
         ]
         indexes = [
@@ -344,15 +500,22 @@ class PlatformStep(models.Model):
 
 
 class SellerReturnsPullState(models.Model):
-    """Per seller: where the returns and refunds listings stand, and the pull's lease."""
+    """Per seller: where the returns and refunds listings stand, and the pull's lease.
+
+    Each listing fails on its own: its error is kept here (staff see it) and the listing
+    is tried again at the next pull; the other listing goes on."""
 
     seller = models.OneToOneField(
         "sellers.Seller", on_delete=models.CASCADE, related_name="returns_pull_state"
     )
-    # Our clock at the start of the last complete listing of each kind: the next one asks
-    # for changes strictly after it, less PULL_CURSOR_OVERLAP (see services/pull.py).
+    # Our clock at the start of the last complete returns listing: the next one asks for
+    # changes strictly after it, less PULL_CURSOR_OVERLAP (see services/pull.py). Refunds
+    # have no update-time filter (the open set is refund_status=CREATED).
     returns_watermark = models.DateTimeField(null=True, blank=True)
-    refunds_watermark = models.DateTimeField(null=True, blank=True)
+    returns_error = models.TextField(blank=True)
+    returns_failed_at = models.DateTimeField(null=True, blank=True)
+    refunds_error = models.TextField(blank=True)
+    refunds_failed_at = models.DateTimeField(null=True, blank=True)
     claim_token = models.CharField(max_length=32, blank=True)
     lease_until = models.DateTimeField(null=True, blank=True)
     last_finished_at = models.DateTimeField(null=True, blank=True)
@@ -364,3 +527,51 @@ class SellerReturnsPullState(models.Model):
 
     def __str__(self) -> str:
         return f"returns pull state of seller {self.seller_id}"
+
+
+class RecordKind(models.TextChoices):
+    REFUND = "refund", "Seller refund"
+    RETURN = "return", "Return"
+
+
+class ReturnsRecordProblem(models.Model):
+    """A listed refund or return we could not store or decide (an amount no column holds,
+    a value no parser reads, anything): the rest of the page went on without it.
+
+    Tried again at each pull (a refund is listed again while ``CREATED``; a return is read
+    again by its own ``GET``) until ``RETURNS_RECORD_MAX_FAILURES``, then a dead letter
+    (``dead_at``): left alone until the platform's record changes (another digest) or
+    staff retry it. ``resolved_at`` is set when a later try went through."""
+
+    Kind = RecordKind
+
+    seller = models.ForeignKey("sellers.Seller", on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=8, choices=RecordKind.choices)
+    # feedamp_refund_id, or the return's number
+    record_key = models.CharField(max_length=128)
+    mp_order_number = models.CharField(max_length=128, blank=True)
+    entry_digest = models.CharField(max_length=64, blank=True)
+    error = models.TextField(blank=True)
+    failures = models.PositiveIntegerField(default=0)
+    first_failed_at = models.DateTimeField()
+    last_failed_at = models.DateTimeField()
+    dead_at = models.DateTimeField(null=True, blank=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-last_failed_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["seller", "kind", "record_key"], name="returns_problem_once"
+            )
+        ]
+        indexes = [
+            models.Index(
+                fields=["seller", "kind"],
+                condition=Q(resolved_at__isnull=True),
+                name="returns_problem_open",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.record_key} of seller {self.seller_id}: {self.failures}"

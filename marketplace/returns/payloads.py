@@ -1,6 +1,10 @@
 """The one place that turns a return into the platform's ``PUT /orders/{n}/returns/{r}``
 body (every field the readings table makes required; the parcel only when known).
 
+``mp_order_number`` is in the body too, equal to the path's: the reference's field list
+marks it required (``…/returns/create-order-returns``), though its own example omits it.
+``return_type`` is ``SHIP`` or ``NO_RETURN`` (``IN_STORE`` is v2's only).
+
 Money goes out as JSON numbers (the contract's examples) from 2-decimal Decimals.
 """
 
@@ -42,11 +46,12 @@ def return_payload(return_request: Return) -> dict[str, Any]:
         lines.append(item)
     address = {k: v for k, v in order_shipping_address(order).items() if v}
     payload: dict[str, Any] = {
+        "mp_order_number": order.mp_order_number,
         "return_lines": lines,
         "request_date": return_request.request_date.isoformat(),
         "respond_date": return_request.respond_date.isoformat(),
         "shipping_address": address,
-        "return_type": "SHIP",
+        "return_type": return_request.return_type,
     }
     if order.customer_email:
         payload["customer_email"] = order.customer_email

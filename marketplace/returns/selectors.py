@@ -16,8 +16,10 @@ from marketplace.returns.models import (
     PlatformStep,
     RefundLedgerEntry,
     Return,
+    ReturnsRecordProblem,
     ReturnStatus,
     SellerRefund,
+    SellerReturnsPullState,
     StepStatus,
 )
 from sellers.models import Seller
@@ -44,6 +46,53 @@ def _refund_watch_orders() -> QuerySet[Order]:
 
 def seller_has_open_returns(*, seller_id: int) -> bool:
     return _open_returns().filter(seller_id=seller_id).exists()
+
+
+def returns_to_reread(
+    *,
+    seller_id: int,
+    keys: Iterable[str],
+    skip_keys: Iterable[str],
+    exclude: Iterable[int],
+    limit: int,
+) -> list[Return]:
+    """Returns of this seller to read again by their own GET: those whose record failed
+    (``keys``, not dead letters) and refunded ones whose decision was dropped."""
+    return list(
+        Return.objects.filter(seller_id=seller_id)
+        .filter(
+            Q(mp_return_number__in=list(keys))
+            | Q(status=ReturnStatus.REFUNDED, decision=Decision.NONE)
+        )
+        .exclude(pk__in=list(exclude))
+        .exclude(mp_return_number__in=list(skip_keys))
+        .select_related("order")
+        .order_by("id")[:limit]
+    )
+
+
+def overdue_returns(*, seller_id: int | None = None, now: Any = None) -> QuerySet[Return]:
+    """Returns still ``AWAITING_AUTHORIZATION`` more than ``RETURN_AUTHORIZATION_DAYS``
+    after the buyer asked: under the reference's reading a seller's refusal sends
+    nothing, so this list is how staff and the seller learn of it."""
+    today = timezone.localdate(now or timezone.now())
+    query = Return.objects.filter(
+        status=ReturnStatus.AWAITING_AUTHORIZATION,
+        decision=Decision.NONE,
+        request_date__lt=today - timedelta(days=settings.RETURN_AUTHORIZATION_DAYS),
+    )
+    if seller_id is not None:
+        query = query.filter(seller_id=seller_id)
+    return query.select_related("order", "seller__user").order_by("request_date", "id")
+
+
+def paused_refunds(*, seller_id: int | None = None) -> QuerySet[SellerRefund]:
+    """Refunds we refused (their current version): paused by our errors, waiting for the
+    seller to correct them, or being paused (the errors call on its way). Unpaid."""
+    query = SellerRefund.objects.filter(decision=Decision.REFUSED)
+    if seller_id is not None:
+        query = query.filter(seller_id=seller_id)
+    return query.select_related("order", "seller__user").order_by("paused_at", "id")
 
 
 def seller_may_get_refunds(*, seller_id: int) -> bool:
@@ -139,7 +188,11 @@ def order_timeline_entries(*, after_sale: dict[str, Any]) -> list[dict[str, Any]
                 {
                     "at": refund.decided_at,
                     "title": f"Seller refund {refund.refund_id} "
-                    + ("accepted" if refund.decision == Decision.ACCEPTED else "refused"),
+                    + (
+                        "accepted"
+                        if refund.decision == Decision.ACCEPTED
+                        else "refused: paused for the seller to correct it"
+                    ),
                     "text": "; ".join(e.get("message", "") for e in refund.errors or []),
                     "tone": "ok" if refund.decision == Decision.ACCEPTED else "bad",
                 }
@@ -180,10 +233,24 @@ def returns_waiting(*, now: Any = None) -> dict[str, Any]:
             .select_related("order", "seller__user")
             .order_by("respond_date", "id")[:limit]
         ),
-        "refused_refunds": list(
-            SellerRefund.objects.filter(decision=Decision.REFUSED)
+        "overdue": list(overdue_returns(now=now)[:limit]),
+        "paused_refunds": list(paused_refunds().prefetch_related("lines")[:limit]),
+        "unknown_states": list(
+            Return.objects.exclude(status__in=ReturnStatus.values)
             .select_related("order", "seller__user")
-            .order_by("-decided_at", "-id")[:limit]
+            .order_by("-updated_at", "-id")[:limit]
+        ),
+        "record_problems": list(
+            ReturnsRecordProblem.objects.filter(resolved_at__isnull=True)
+            .select_related("seller__user")
+            .order_by("-last_failed_at", "-id")[:limit]
+        ),
+        "listing_failures": list(
+            SellerReturnsPullState.objects.filter(
+                Q(returns_failed_at__isnull=False) | Q(refunds_failed_at__isnull=False)
+            )
+            .select_related("seller__user")
+            .order_by("seller_id")[:limit]
         ),
         "refused_returns": list(
             Return.objects.filter(decision=Decision.REFUSED)
@@ -209,9 +276,11 @@ def returns_waiting(*, now: Any = None) -> dict[str, Any]:
 
 
 def seller_returns_waiting(*, seller_id: int) -> dict[str, Any]:
-    """The seller portal's list: buyers' returns waiting for the seller's authorization,
-    refunds and returns the marketplace refused."""
+    """The seller portal's list: buyers' returns waiting for the seller's authorization
+    (overdue ones apart), refunds paused for the seller to correct, returns refused."""
     return {
+        "overdue": list(overdue_returns(seller_id=seller_id).prefetch_related("lines__order_line")),
+        "paused_refunds": list(paused_refunds(seller_id=seller_id).prefetch_related("lines")),
         "awaiting": list(
             Return.objects.filter(
                 seller_id=seller_id,
@@ -221,12 +290,6 @@ def seller_returns_waiting(*, seller_id: int) -> dict[str, Any]:
             .select_related("order")
             .prefetch_related("lines__order_line")
             .order_by("respond_date", "id")
-        ),
-        "refused_refunds": list(
-            SellerRefund.objects.filter(seller_id=seller_id, decision=Decision.REFUSED)
-            .select_related("order")
-            .prefetch_related("lines")
-            .order_by("-decided_at", "-id")[:100]
         ),
         "refused_returns": list(
             Return.objects.filter(seller_id=seller_id, decision=Decision.REFUSED)

@@ -200,6 +200,13 @@ EDRTS_KEEP_SENT_DAYS = 7
 # A return's respond_date: the seller is asked to answer within this many days; the staff
 # list shows returns still waiting after it.
 RETURN_RESPOND_DAYS = 14
+# A return still AWAITING_AUTHORIZATION this many days after the buyer asked is listed as
+# overdue for staff and the seller (under the reference's reading nothing else tells us a
+# seller refused it).
+RETURN_AUTHORIZATION_DAYS = 14
+# A listed refund or return that cannot be stored or decided (any error) is tried again at
+# the next pulls this many times, then left as a dead letter staff see (until it changes).
+RETURNS_RECORD_MAX_FAILURES = 5
 # Sellers' refunds are listed only for sellers with an order placed within this many days
 # that got past PENDING (refunds come after shipment); older orders are not watched.
 REFUND_WATCH_DAYS = env.int("REFUND_WATCH_DAYS", default=180)

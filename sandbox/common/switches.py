@@ -61,9 +61,9 @@ def _initial_retry_grace() -> float:
 #   to the path's (A: the reference's field list), or may leave it out (B: its example).
 # * v2_refunds_key: v2 ``GET /orders/{id}/refunds`` wraps the list in ``refunds`` (A) or in
 #   ``cancellations`` as the reference's example does (B).
-# * next_cursor_last: the last page of ``GET /refunds`` and ``GET /returns`` says
-#   ``next_cursor: null`` (A) or ``""`` (B: the reference types it a string). The same point
-#   as the orders listing's: it is listed once, with the readings of issue 29 below.
+# * next_cursor_last (listed with issue 29's points below): the last page of
+#   ``GET /refunds`` and ``GET /returns`` says ``next_cursor: null`` (A) or ``""`` (B), as
+#   the orders listing's does.
 AFTER_SALE_POINTS = (
     "return_refusal",
     "return_order_number",

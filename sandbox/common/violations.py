@@ -59,10 +59,10 @@ RETURN_COMPLETE_NOT_REFUNDED = "return_complete_not_refunded"
 COMPLETE_AND_ERRORS = "complete_and_errors"
 RETURN_CHANGED_AFTER_AUTHORIZATION = "return_changed_after_authorization"
 COMPLETE_UNREAD = "complete_unread"
-DATE_FORMAT = "date_format"
 # After-sale (returns and refunds).
 AFTER_SALE_QUERY = "after_sale_query"
 RETURN_WITHOUT_ORDER_NUMBER = "return_without_order_number"
+DATE_FORMAT = "date_format"
 REFUND_ERRORS_AFTER_CORRECTION = "refund_errors_after_correction"
 KINDS = (
     EARLY_RETRY,
@@ -76,9 +76,9 @@ KINDS = (
     COMPLETE_AND_ERRORS,
     RETURN_CHANGED_AFTER_AUTHORIZATION,
     COMPLETE_UNREAD,
-    DATE_FORMAT,
     AFTER_SALE_QUERY,
     RETURN_WITHOUT_ORDER_NUMBER,
+    DATE_FORMAT,
     REFUND_ERRORS_AFTER_CORRECTION,
 )
 RECENT_SIZE = 500

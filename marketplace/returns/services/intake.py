@@ -29,8 +29,13 @@ REASON_RETURN_PLACED = "return placed"
 
 
 def return_fingerprint(data: ReturnIn) -> str:
-    """SHA-256 of the body after validation (key order and whitespace do not matter)."""
-    canonical = json.dumps(data.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    """SHA-256 of the body after validation (key order and whitespace do not matter). The
+    default ``return_type`` is left out: returns stored before it existed keep their
+    fingerprint."""
+    body = data.model_dump(
+        mode="json", exclude={"return_type"} if data.return_type == "SHIP" else None
+    )
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -116,6 +121,7 @@ def return_create(
             tracking_number=data.tracking_number or "",
             request_date=request_date,
             respond_date=request_date + timedelta(days=settings.RETURN_RESPOND_DAYS),
+            return_type=data.return_type,
             intake_fingerprint=fingerprint,
         )
         new_lines = []

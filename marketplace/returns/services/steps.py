@@ -21,6 +21,13 @@ the claim.
 * Every call is idempotent at the platform (PUT of the same body, ``complete`` once
   complete, the same errors body again), so a step whose answer was lost is simply sent
   again.
+* An errors call re-reads first (TRAPS.md: a blind retry paused a corrected refund with
+  the old errors). Errors belong to the version they judged: the refund (or the return's
+  refund amounts) is read, and the call is sent only while the platform still holds the
+  lines the decision judged and the record is still ``CREATED`` (``REFUNDED``). Already
+  ``PAUSED`` on those lines: our earlier call went through, its answer was lost (done).
+  Anything else: the call is dropped (``SUPERSEDED``) and the decision cleared, so the
+  next pull decides the current version.
 """
 
 from __future__ import annotations
@@ -33,18 +40,10 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from marketplace.orders.backoff import push_backoff_seconds, rate_limited_wait_seconds
-from marketplace.orders.models import OrderSync
-from marketplace.platform.errors import (
-    PlatformAuthError,
-    PlatformError,
-    PlatformRateLimited,
-    PlatformRejected,
-)
-from marketplace.platform.order_source import OrderSourceClient
 from marketplace.returns.models import (
     PlatformStep,
     RefundStatus,
@@ -54,8 +53,8 @@ from marketplace.returns.models import (
     StepKind,
     StepStatus,
 )
-from marketplace.returns.payloads import return_payload
-from sellers.errors import ConnectionNotLive, SellerConnectionError
+from marketplace.returns.services.errors_reread import decision_drop
+from marketplace.returns.services.step_calls import step_call
 from sellers.models import PlatformConnection
 from sellers.token_source import order_client_for
 
@@ -88,15 +87,29 @@ def step_add(
     return_id: int | None = None,
     refund_id: int | None = None,
     body: Any = None,
+    version: int = 1,
+    judged_digest: str = "",
 ) -> PlatformStep:
-    """The step ``kind`` of this return or refund, due now (once: a second add of the same
-    kind returns the first). Call inside the transaction that makes it necessary."""
+    """The step ``kind`` of this return or refund (of this refund ``version``), due now
+    (once: a second add of the same kind returns the first, unless that one was dropped as
+    superseded: then it is armed again for the new decision). Call inside the transaction
+    that makes it necessary."""
+    lookup: dict[str, Any] = {"kind": kind, "return_request_id": return_id, "refund_id": refund_id}
+    if refund_id is not None:
+        lookup["version"] = version
+    now = timezone.now()
+    fresh = {"body": body, "judged_digest": judged_digest, "next_attempt_at": now}
     step, created = PlatformStep.objects.get_or_create(
-        kind=kind,
-        return_request_id=return_id,
-        refund_id=refund_id,
-        defaults={"seller_id": seller_id, "body": body, "next_attempt_at": timezone.now()},
+        **lookup, defaults={"seller_id": seller_id, "version": version, **fresh}
     )
+    if not created and step.status == StepStatus.SUPERSEDED:
+        for name, value in fresh.items():
+            setattr(step, name, value)
+        step.status = StepStatus.PENDING
+        step.failures = 0
+        step.done_at = None
+        step.save()
+        created = True
     if created:
         steps_wake()
     return step
@@ -210,70 +223,10 @@ def _run_seller_steps(seller_id: int, steps: list[PlatformStep], token: str) -> 
         if held is not None:  # a 429 or a lost grant holds the seller's other steps
             _record(step, token, held[0], held[1], retry_after=held[2])
             continue
-        kind, message, status, retry_after = _call(client, step)
+        kind, message, status, retry_after = step_call(client, step)
         _record(step, token, kind, message, status=status, retry_after=retry_after)
         if kind in ("rate_limited", "waiting"):
             held = (kind, message, retry_after)
-
-
-def _call(
-    client: OrderSourceClient, step: PlatformStep
-) -> tuple[str, str, int | None, float | None]:
-    """(outcome, message, HTTP status, retry_after) of one step's call."""
-    try:
-        if step.kind == StepKind.PUSH_RETURN:
-            return_request = Return.objects.select_related("order").get(
-                pk=step.return_request_id or 0
-            )
-            pushed = (
-                OrderSync.objects.filter(order_id=return_request.order_id)
-                .values_list("pushed_version", flat=True)
-                .first()
-            )
-            if not pushed:
-                return (
-                    "order_not_on_platform",
-                    "waiting for the order to reach the platform",
-                    None,
-                    None,
-                )
-            client.put_return(
-                return_request.order.mp_order_number,
-                return_request.mp_return_number,
-                return_payload(return_request),
-            )
-        elif step.kind in (StepKind.COMPLETE_RETURN, StepKind.REPORT_RETURN):
-            return_request = Return.objects.select_related("order").get(
-                pk=step.return_request_id or 0
-            )
-            number, ret = return_request.order.mp_order_number, return_request.mp_return_number
-            if step.kind == StepKind.COMPLETE_RETURN:
-                client.complete_return(number, ret)
-            else:
-                client.post_return_errors(number, ret, list(step.body or []))
-        else:
-            refund = SellerRefund.objects.select_related("order").get(pk=step.refund_id or 0)
-            number = refund.order.mp_order_number
-            if step.kind == StepKind.COMPLETE_REFUND:
-                client.complete_refund(number, refund.refund_id)
-            else:
-                client.post_refund_errors(number, refund.refund_id, list(step.body or []))
-    except ConnectionNotLive as exc:
-        return "waiting", str(exc) or "connection not live", None, None
-    except SellerConnectionError as exc:
-        return "transient", str(exc), None, None
-    except PlatformRateLimited as exc:
-        return "rate_limited", exc.message, exc.status, exc.retry_after
-    except PlatformRejected as exc:
-        return "rejected", exc.message, exc.status, None
-    except PlatformAuthError as exc:
-        return "transient", exc.message, exc.status, None
-    except PlatformError as exc:
-        return "transient", exc.message, exc.status, exc.retry_after
-    except Exception as exc:
-        logger.exception("unexpected error in return step %s", step.pk)
-        return "transient", f"unexpected error: {exc!r}", None, None
-    return "ok", "", None, None
 
 
 def _record(
@@ -300,6 +253,11 @@ def _record(
             row.done_at = now
             row.next_attempt_at = None
             _after_done(row)
+        elif kind == "superseded":
+            row.status = StepStatus.SUPERSEDED
+            row.done_at = now
+            row.next_attempt_at = None
+            decision_drop(row)
         elif kind == "order_not_on_platform":
             row.status = StepStatus.PENDING
             row.attempts = max(0, row.attempts - 1)
@@ -342,9 +300,16 @@ def _after_done(step: PlatformStep) -> None:
         )
     elif step.kind == StepKind.COMPLETE_REFUND:
         SellerRefund.objects.filter(pk=step.refund_id or 0).update(
-            status=RefundStatus.COMPLETED, updated_at=timezone.now()
+            status=RefundStatus.COMPLETE, updated_at=timezone.now()
         )
     elif step.kind == StepKind.REPORT_REFUND:
-        SellerRefund.objects.filter(pk=step.refund_id or 0).update(
-            status=RefundStatus.REFUSED, updated_at=timezone.now()
+        # Paused by our errors (this version only: a later one is not touched).
+        now = timezone.now()
+        SellerRefund.objects.filter(pk=step.refund_id or 0, version=step.version).exclude(
+            status=RefundStatus.PAUSED
+        ).update(
+            status=RefundStatus.PAUSED,
+            pause_count=F("pause_count") + 1,
+            paused_at=now,
+            updated_at=now,
         )

@@ -1,13 +1,19 @@
-"""Fixtures of the returns tests: a shipped order, a fake Order Source client (the
-returns and refunds calls, counted), and a quiet broker for the steps' wake-ups.
+"""Fixtures of the returns tests: a shipped order, an in-memory Order Source (the returns
+and refunds calls, counted, strict about the reference's filters), and a quiet broker for
+the steps' wake-ups.
 
-The fake client follows the contract's filters (``status``, ``updated_after`` strictly
-after, ``page_size``, ``cursor``) so that what the pull asks for is what it gets; the
-end-to-end test (test_end_to_end.py) runs against the real sandbox.
+The fake follows the reference where the app depends on it: ``GET /refunds`` knows
+``refund_status``, ``mp_order_numbers``, ``created_after``/``created_before``,
+``page_size``, ``cursor`` and refuses anything else (``status``, ``updated_after``: a
+strict platform's 400); an errors call pauses a refund, the seller's correction brings it
+back ``CREATED`` with corrected lines; ``complete`` is refused while ``PAUSED``. The
+returns listing refuses a ``status`` naming ``REJECTED``. The end-to-end tests
+(test_end_to_end.py, test_refund_lifecycle_end_to_end.py) run against the real sandbox.
 """
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -18,7 +24,18 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from marketplace.orders.models import Order, OrderLine, OrderSync, Shipment
+from marketplace.platform.errors import PlatformRejected
 from tests.factories import OrderFactory, PlatformConnectionFactory
+
+REFUND_FILTERS = {"mp_order_numbers", "refund_status", "created_after", "created_before"}
+RETURN_FILTERS = {"mp_order_numbers", "status", "updated_after"}
+RETURN_STATES = {"AWAITING_AUTHORIZATION", "AUTHORIZED", "REFUNDED", "COMPLETED"}
+
+
+def _values(value: Any) -> set[str]:
+    if isinstance(value, str):
+        return set(value.split(","))
+    return {str(v) for v in value or []}
 
 
 @dataclass
@@ -45,13 +62,18 @@ class FakeOrderSource:
         self.refunds[str(refund_id)] = {
             "feedamp_refund_id": refund_id,
             "mp_order_number": order,
-            "notes": "",
+            "notes": None,
             "status": "CREATED",
-            "date_created": timezone.now().isoformat(),
+            "date_created": timezone.localdate().isoformat(),
             "merchant_refund_lines": lines,
             "errors": [],
         }
-        self.touch(f"refund:{refund_id}")
+
+    def correct_refund(self, refund_id: int, lines: list[dict[str, Any]]) -> None:
+        """The seller resolves a paused refund: back to CREATED, new lines, no errors."""
+        refund = self.refunds[str(refund_id)]
+        assert refund["status"] == "PAUSED", refund
+        refund.update(status="CREATED", merchant_refund_lines=lines, errors=[])
 
     def set_return(self, order: str, number: str, status: str, **extra: Any) -> None:
         entry = self.returns.setdefault(
@@ -65,9 +87,16 @@ class FakeOrderSource:
     def put_return(self, order: str, number: str, payload: dict[str, Any]) -> dict[str, Any]:
         self.calls.append(("put_return", (order, number, payload)))
         self._maybe_fail("put_return")
+        if payload.get("mp_order_number") != order:
+            raise PlatformRejected("mp_order_number: required, equal to the path", status=400)
         if (order, number) not in self.returns:
             self.set_return(order, number, "AWAITING_AUTHORIZATION")
         return self.returns[(order, number)]
+
+    def get_return(self, order: str, number: str) -> dict[str, Any]:
+        self.calls.append(("get_return", (order, number)))
+        self._maybe_fail("get_return")
+        return copy.deepcopy(self.returns[(order, number)])
 
     def complete_return(self, order: str, number: str) -> None:
         self.calls.append(("complete_return", (order, number)))
@@ -81,45 +110,69 @@ class FakeOrderSource:
 
     def get_return_refunds(self, order: str, number: str) -> dict[str, Any]:
         self.calls.append(("get_return_refunds", (order, number)))
-        return {"merchant_refund_lines": self.return_refunds.get((order, number), [])}
+        self._maybe_fail("get_return_refunds")
+        status = self.returns.get((order, number), {}).get("status", "REFUNDED")
+        lines = copy.deepcopy(self.return_refunds.get((order, number), []))
+        return {"status": status, "merchant_refund_lines": lines, "errors": []}
+
+    def get_refund(self, order: str, refund_id: str) -> dict[str, Any]:
+        self.calls.append(("get_refund", (order, refund_id)))
+        self._maybe_fail("get_refund")
+        return copy.deepcopy(self.refunds[str(refund_id)])
 
     def complete_refund(self, order: str, refund_id: str) -> None:
         self.calls.append(("complete_refund", (order, refund_id)))
         self._maybe_fail("complete_refund")
-        self.refunds[str(refund_id)]["status"] = "COMPLETED"
-        self.touch(f"refund:{refund_id}")
+        refund = self.refunds[str(refund_id)]
+        if refund["status"] == "PAUSED":
+            raise PlatformRejected(f"refund {refund_id} is PAUSED", status=409)
+        refund["status"] = "COMPLETE"
 
     def post_refund_errors(self, order: str, refund_id: str, errors: list[dict[str, Any]]) -> None:
         self.calls.append(("post_refund_errors", (order, refund_id, errors)))
         self._maybe_fail("post_refund_errors")
-        self.refunds[str(refund_id)]["status"] = "REFUSED"
-        self.touch(f"refund:{refund_id}")
+        refund = self.refunds[str(refund_id)]
+        refund.update(status="PAUSED", errors=copy.deepcopy(errors))
 
-    def _list(self, kind: str, items: dict[Any, dict[str, Any]], **filters: Any) -> dict[str, Any]:
-        self.calls.append((f"list_{kind}", filters))
-        statuses = set(filters.get("status") or [])
-        after = filters.get("updated_after")
-        if isinstance(after, str):
-            after = parse_datetime(after)
-        selected = []
-        for key, item in items.items():
-            name = f"{kind[:-1]}:{key}" if kind == "refunds" else f"return:{key[0]}/{key[1]}"
-            if statuses and item["status"] not in statuses:
-                continue
-            if after is not None and not self.updated[name] > after:
-                continue
-            selected.append(item)
+    @staticmethod
+    def _page(kind: str, selected: list[dict[str, Any]], filters: dict[str, Any]) -> dict:
         size = int(filters.get("page_size") or 20)
         start = int(filters.get("cursor") or 0)
-        page = selected[start : start + size]
+        page = copy.deepcopy(selected[start : start + size])
         more = start + size < len(selected)
         return {kind: page, "next_cursor": str(start + size) if more else None}
 
     def list_returns(self, **filters: Any) -> dict[str, Any]:
-        return self._list("returns", self.returns, **filters)
+        self.calls.append(("list_returns", filters))
+        self._maybe_fail("list_returns")
+        given = {k for k, v in filters.items() if v is not None} - {"page_size", "cursor"}
+        if given - RETURN_FILTERS:
+            raise PlatformRejected(f"unknown filters {sorted(given - RETURN_FILTERS)}", status=400)
+        statuses = _values(filters.get("status"))
+        if statuses - RETURN_STATES:
+            raise PlatformRejected(
+                f"status: unknown {sorted(statuses - RETURN_STATES)}", status=400
+            )
+        after = filters.get("updated_after")
+        if isinstance(after, str):
+            after = parse_datetime(after)
+        selected = [
+            item
+            for (order, number), item in self.returns.items()
+            if (not statuses or item["status"] in statuses)
+            and (after is None or self.updated[f"return:{order}/{number}"] > after)
+        ]
+        return self._page("returns", selected, filters)
 
     def list_refunds(self, **filters: Any) -> dict[str, Any]:
-        return self._list("refunds", self.refunds, **filters)
+        self.calls.append(("list_refunds", filters))
+        self._maybe_fail("list_refunds")
+        given = {k for k, v in filters.items() if v is not None} - {"page_size", "cursor"}
+        if given - REFUND_FILTERS:
+            raise PlatformRejected(f"unknown filters {sorted(given - REFUND_FILTERS)}", status=400)
+        statuses = _values(filters.get("refund_status"))
+        selected = [r for r in self.refunds.values() if not statuses or r["status"] in statuses]
+        return self._page("refunds", selected, filters)
 
     def names(self) -> list[str]:
         return [name for name, _ in self.calls]

@@ -1,27 +1,34 @@
 """End to end over real HTTP: the sandbox (its own process), the marketplace's Celery
 worker, and the seller moving returns and posting refunds through the sandbox's control
 API (the seller "by hand", as its pages allow). A return created through intake is
-pushed, authorized, refunded, read back, checked, written to the ledger and completed;
-a rejected one shows rejected; a seller refund within the line's cost is paid and
-completed, one above it refused with EXCESS_ITEM_REFUND and nothing paid; no violation.
+pushed (``mp_order_number`` in its body), authorized, refunded, read back, checked,
+written to the ledger and completed; a return the seller refuses stays awaiting
+authorization and is listed overdue (reading A: the reference's four states) or shows
+``REJECTED`` (reading B); a seller refund within the line's cost is paid and completed,
+one above it paused with EXCESS_ITEM_REFUND and nothing paid; no violation, under each
+return reading.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from marketplace.orders.models import Order, OrderSync
 from marketplace.orders.services.pull import sellers_pull_fan_out
 from marketplace.returns.models import RefundLedgerEntry, Return, SellerRefund
+from marketplace.returns.selectors import overdue_returns
 from marketplace.returns.services.pull import sellers_returns_pull_fan_out
-from tests.app_fixtures import Platform
+from tests.app_fixtures import Platform, page_text
 from tests.marketplace.conftest import order_body, wait_for
+from tests.sandbox_process import SandboxError
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -39,7 +46,7 @@ def _shipped(number: str) -> bool:
     return bool(order and order.state == "SHIPPED" and order.sync.status == OrderSync.Status.SYNCED)
 
 
-def _return_body(number: str, line: str, quantity: int = 1) -> str:
+def _return_body(number: str, line: str, quantity: int = 1, **extra: Any) -> str:
     return json.dumps(
         {
             "mp_return_number": number,
@@ -47,6 +54,7 @@ def _return_body(number: str, line: str, quantity: int = 1) -> str:
             "carrier": "DHL",
             "tracking_number": "1234567890",
             "return_lines": [{"mp_line_number": line, "quantity": quantity}],
+            **extra,
         }
     )
 
@@ -64,10 +72,23 @@ def _pulled(predicate: Any) -> Any:
     return predicate()
 
 
+@pytest.mark.parametrize(
+    "readings",
+    [{}, {"return_refusal": "B"}, {"return_order_number": "B"}],
+    ids=["reading-A", "rejected-B", "order-number-B"],
+)
 def test_returns_and_seller_refunds_end_to_end(
-    platform: Platform, connected_seller: Any, api: Client, worker: Any, settings: Any
+    platform: Platform,
+    connected_seller: Any,
+    api: Client,
+    worker: Any,
+    staff_client: Client,
+    readings: dict[str, str],
 ) -> None:
     sandbox = platform.sandbox
+    if readings:
+        sandbox.readings(**readings)
+    rejected_state = readings.get("return_refusal") == "B"
     number = "MP-RET-1"
     # An order placed, pushed, shipped by the seller and pulled back (paid: line 1 43.00,
     # line 2 9.99).
@@ -84,8 +105,11 @@ def test_returns_and_seller_refunds_end_to_end(
 
     # A return through intake reaches the platform (pushed by the worker's outbox).
     url = f"/api/intake/orders/{number}/returns"
-    for ret, line in (("RET-A", "1"), ("RET-B", "2")):
-        created = api.post(url, data=_return_body(ret, line), content_type="application/json")
+    # RET-B was asked for 20 days ago: past RETURN_AUTHORIZATION_DAYS if never authorized.
+    asked = (timezone.localdate() - timedelta(days=20)).isoformat()
+    for ret, line, extra in (("RET-A", "1", {}), ("RET-B", "2", {"request_date": asked})):
+        body = _return_body(ret, line, **extra)
+        created = api.post(url, data=body, content_type="application/json")
         assert created.status_code == 201, created.content
     wait_for(lambda: _platform_return(platform, number, "RET-A"), what="RET-A at the platform")
     wait_for(lambda: _platform_return(platform, number, "RET-B"), what="RET-B at the platform")
@@ -106,7 +130,13 @@ def test_returns_and_seller_refunds_end_to_end(
             ]
         },
     )
-    sandbox.control("POST", f"/orders/{number}/returns/RET-B/reject", {"reason": "used"})
+    # The seller refuses RET-B: a state only under reading B (A has no such operation).
+    try:
+        sandbox.control("POST", f"/orders/{number}/returns/RET-B/reject", {"reason": "used"})
+        refused_by_seller = True
+    except SandboxError:
+        refused_by_seller = False
+    assert refused_by_seller == rejected_state
     within = sandbox.control(
         "POST",
         f"/orders/{number}/refunds",
@@ -143,6 +173,8 @@ def test_returns_and_seller_refunds_end_to_end(
     )
 
     # The marketplace reads, checks and answers each one.
+    ret_b_state = "REJECTED" if rejected_state else "AWAITING_AUTHORIZATION"
+
     def finished() -> bool:
         ret_a = Return.objects.filter(mp_return_number="RET-A").first()
         ret_b = Return.objects.filter(mp_return_number="RET-B").first()
@@ -151,9 +183,9 @@ def test_returns_and_seller_refunds_end_to_end(
             ret_a
             and ret_a.status == "COMPLETED"
             and ret_b
-            and ret_b.status == "REJECTED"
-            and refunds.get(str(within["feedamp_refund_id"])) == "COMPLETED"
-            and refunds.get(str(above["feedamp_refund_id"])) == "REFUSED"
+            and ret_b.status == ret_b_state
+            and refunds.get(str(within["feedamp_refund_id"])) == "COMPLETE"
+            and refunds.get(str(above["feedamp_refund_id"])) == "PAUSED"
         )
 
     wait_for(lambda: _pulled(finished), timeout=40, what="returns and refunds answered")
@@ -173,13 +205,18 @@ def test_returns_and_seller_refunds_end_to_end(
     assert [e["code"] for e in refund_above.errors] == ["EXCESS_ITEM_REFUND"]
     # The platform's record agrees.
     assert (_platform_return(platform, number, "RET-A") or {})["status"] == "COMPLETED"
-    assert (_platform_return(platform, number, "RET-B") or {})["status"] == "REJECTED"
+    assert (_platform_return(platform, number, "RET-B") or {})["status"] == ret_b_state
+    # Never authorized: overdue for staff (reading A); refused in so many words (B).
+    overdue = [r.mp_return_number for r in overdue_returns()]
+    assert overdue == ([] if rejected_state else ["RET-B"])
+    staff = page_text(staff_client.get("/dashboard/returns/"))
+    assert ("RET-B" in staff) is not rejected_state
     refunds = {
         str(r["feedamp_refund_id"]): r
         for r in sandbox.control("GET", "/refunds")["refunds"]
         if r["mp_order_number"] == number
     }
-    assert refunds[str(within["feedamp_refund_id"])]["status"] == "COMPLETED"
+    assert refunds[str(within["feedamp_refund_id"])]["status"] == "COMPLETE"
     refused = refunds[str(above["feedamp_refund_id"])]
-    assert refused["status"] == "REFUSED"
+    assert refused["status"] == "PAUSED"
     assert [e["code"] for e in refused["errors"]] == ["EXCESS_ITEM_REFUND"]

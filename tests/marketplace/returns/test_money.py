@@ -132,7 +132,12 @@ def test_one_cent_more_than_the_line_cost_is_refused_with_excess_item_refund(
     assert "24.00" in second.errors[0]["message"]
     assert RefundLedgerEntry.objects.filter(refund=second).count() == 0
     step = PlatformStep.objects.get(refund=second)
-    assert (step.kind, step.body) == ("report_refund", second.errors)
+    # The platform is sent the code and message; we keep our own code beside them.
+    assert (step.kind, step.body) == (
+        "report_refund",
+        [{"code": e["code"], "message": e["message"]} for e in second.errors],
+    )
+    assert second.errors[0]["problem"] == "EXCESS_ITEM_REFUND"
 
 
 def test_a_return_over_the_line_cost_is_refused_with_excess_refund(wakes: list[str]) -> None:
@@ -262,3 +267,33 @@ def test_two_refunds_that_each_fit_but_not_together_decided_at_once_the_second_i
     # Then exactly one is accepted, and the ledger holds only it
     assert sorted(results) == [Decision.ACCEPTED, Decision.REFUSED]
     assert list(RefundLedgerEntry.objects.values_list("amount", flat=True)) == [D("14.00")]
+
+
+def test_the_buyers_share_of_taxes_is_rounded_half_up_to_the_currencys_unit() -> None:
+    # 3 units, taxes 1.00 and discount 0.10: one unit's share is 0.333… → 0.33 and
+    # 0.0333… → 0.03; two units' 0.666… → 0.67 (half up, once, to the cent).
+    order = shipped_order(
+        currency="USD",
+        lines=[
+            {
+                "quantity": 3,
+                "unit_price": "10.00",
+                "taxes": [{"type": "VAT", "amount": "1.00"}],
+                "discounts": [{"name": "p", "amount": "0.10", "type": "fixed"}],
+            }
+        ],
+    )
+    line = order.lines.get()
+    assert requested_refund(line, 1) == (D("9.97"), D("0.33"))
+    assert requested_refund(line, 2) == (D("19.93"), D("0.67"))
+
+
+def test_in_yen_the_share_is_rounded_to_whole_yen() -> None:
+    order = shipped_order(
+        currency="JPY",
+        lines=[{"quantity": 2, "unit_price": "1000", "taxes": [{"type": "VAT", "amount": "101"}]}],
+    )
+    # 101 / 2 = 50.5 → 51 (half up), not 50 (half to even) nor 50.50
+    principal, tax = requested_refund(order.lines.get(), 1)
+    assert (principal, tax) == (D("1000"), D("51"))
+    assert tax.as_tuple().exponent == 0

@@ -94,3 +94,29 @@ def test_mark_paid_out_marks_each_entry_once(seller: Any, wakes: list[str]) -> N
     call_command("mark_refunds_paid_out", "--all")
     assert RefundLedgerEntry.objects.get().paid_out_at == first
     assert SellerRefund.objects.get(refund_id="11").ledger.get().amount == Decimal("5.00")
+
+
+def test_the_seller_reads_an_unreadable_amount_in_plain_words_and_staff_see_the_code(
+    staff_client: Client, seller: Any, wakes: list[str]
+) -> None:
+    # Given a refund the pull could not read ("12,50")
+    PlatformConnectionFactory(seller=seller)
+    order = shipped_order(seller=seller)
+    refund = new_refund(order, "21", {"item": "0"})
+    refund.lines.update(item_refund=None)
+    refund.read_problems = [
+        {
+            "code": "INVALID_AMOUNT",
+            "message": 'line 1 item_refund: "12,50" is not a number',
+            "label": "1",
+        }
+    ]
+    refund.save(update_fields=["read_problems"])
+    refund_decide(refund_pk=refund.pk)
+    # Then the seller reads what is wrong and what to do, and staff see our code
+    seller_text = page_text(signed_in(seller.user).get("/sellers/orders/returns/"))
+    assert "Amount not readable" in seller_text
+    assert "12,50" in seller_text
+    assert "is not a number" in seller_text
+    staff_text = page_text(staff_client.get("/dashboard/returns/"))
+    assert "INVALID_AMOUNT: line 1 item_refund" in staff_text

@@ -52,7 +52,7 @@ def test_many_completed_refunds_cost_the_same_requests_as_few(
             refund_id += 1
         seller_returns_pull(seller_id=order.seller_id)
         return_steps_drain()
-    assert SellerRefund.objects.filter(status="COMPLETED").count() == 125
+    assert SellerRefund.objects.filter(status="COMPLETE").count() == 125
     # now 3 new refunds each
     for order in (small, large):
         for _ in range(3):
@@ -69,8 +69,9 @@ def test_many_completed_refunds_cost_the_same_requests_as_few(
     assert result.decided == 0
     listed = [c for c in fake_platform.calls[calls_before:] if c[0] == "list_refunds"]
     assert len(listed) == 1
-    assert listed[0][1]["status"] == ["CREATED"]
-    assert listed[0][1]["updated_after"] is not None
+    # the reference's filter only: the open set, no update time, no "status"
+    assert listed[0][1]["refund_status"] == ["CREATED"]
+    assert set(listed[0][1]) == {"refund_status", "page_size", "cursor"}
 
 
 def test_a_repeated_listing_decides_and_pays_once(
@@ -79,13 +80,30 @@ def test_a_repeated_listing_decides_and_pays_once(
     order = shipped_order()
     fake_platform.add_refund(7, order.mp_order_number, [refund_line(item="5.00")])
     seller_returns_pull(seller_id=order.seller_id)
-    # the watermark is forgotten: everything is listed again
-    from marketplace.returns.models import SellerReturnsPullState
-
-    SellerReturnsPullState.objects.update(refunds_watermark=None)
+    # listed again before our "complete" went through: still CREATED at the platform
     seller_returns_pull(seller_id=order.seller_id)
     assert RefundLedgerEntry.objects.count() == 1
     assert fake_platform.names().count("list_refunds") == 2
+
+
+def test_the_returns_listing_never_asks_for_a_rejected_state(
+    fake_platform: FakeOrderSource, wakes: list[str]
+) -> None:
+    order = shipped_order()
+    data = ReturnIn.model_validate(
+        {"mp_return_number": "R1", "reason": "x", "return_lines": [
+            {"mp_line_number": "1", "quantity": 1}]}
+    )  # fmt: skip
+    return_create(mp_order_number=order.mp_order_number, data=data)
+    return_steps_drain()
+    result = seller_returns_pull(seller_id=order.seller_id)
+    assert result.error == ""
+    listed = [f for name, f in fake_platform.calls if name == "list_returns"]
+    assert listed
+    assert all("REJECTED" not in str(f.get("status") or "") for f in listed)
+    # the return went out with the body's mp_order_number and a published return_type
+    _, (number, _, payload) = fake_platform.calls[0]
+    assert (payload["mp_order_number"], payload["return_type"]) == (number, "SHIP")
 
 
 def test_a_return_is_followed_until_refunded_decided_and_completed(

@@ -1,7 +1,10 @@
 """End to end with the simulated seller's own process (v2, its after-sale desk), the
 sandbox, and the marketplace's Celery worker: orders placed through intake are shipped by
 the simulator; a return created through intake is authorized and refunded by it (or
-rejected), its seller refunds of shipped lines are read, checked and answered."""
+refused: left awaiting authorization under reading A, REJECTED under B), its seller
+refunds of shipped lines are read, checked and answered; an over-refund is paused, and
+the simulator corrects it (then it is decided again and paid once) or leaves it paused
+(unpaid)."""
 
 from __future__ import annotations
 
@@ -49,6 +52,7 @@ def simulator(platform: Platform, **options: Any) -> SellerSimProcess:
         ship_delay=0.3,
         return_arrival=0.5,
         seller_refund_delay=0.5,
+        paused_refund_fix_delay=0.3,
         **options,
     )
 
@@ -103,7 +107,7 @@ def test_the_simulator_authorizes_and_refunds_a_return_and_refunds_a_line_within
             ret = Return.objects.filter(order__mp_order_number="MP-SIM-R1").first()
             refund = SellerRefund.objects.filter(order__mp_order_number="MP-SIM-R1").first()
             return bool(
-                ret and ret.status == "COMPLETED" and refund and refund.status == "COMPLETED"
+                ret and ret.status == "COMPLETED" and refund and refund.status == "COMPLETE"
             )
 
         wait_for(
@@ -125,11 +129,16 @@ def test_the_simulator_authorizes_and_refunds_a_return_and_refunds_a_line_within
     )
 
 
-def test_the_simulator_rejects_a_return_and_its_over_refund_is_refused_and_not_paid(
+def test_the_simulator_rejects_a_return_and_its_over_refund_is_paused_and_not_paid(
     v2_seller: Platform, connected_seller: Any, api: Client, worker: Any
 ) -> None:
+    v2_seller.sandbox.readings(return_refusal="B")  # a refusal is a state only under B
     with simulator(
-        v2_seller, return_reject_rate=1.0, seller_refund_rate=1.0, over_refund_rate=1.0
+        v2_seller,
+        return_reject_rate=1.0,
+        seller_refund_rate=1.0,
+        over_refund_rate=1.0,
+        paused_refund_fix_rate=0.0,
     ) as sim:
         _place_shipped(api, "MP-SIM-R2", sim)
         _return(api, "MP-SIM-R2")
@@ -137,7 +146,7 @@ def test_the_simulator_rejects_a_return_and_its_over_refund_is_refused_and_not_p
         def done() -> bool:
             ret = Return.objects.filter(order__mp_order_number="MP-SIM-R2").first()
             refund = SellerRefund.objects.filter(order__mp_order_number="MP-SIM-R2").first()
-            return bool(ret and ret.status == "REJECTED" and refund and refund.status == "REFUSED")
+            return bool(ret and ret.status == "REJECTED" and refund and refund.status == "PAUSED")
 
         wait_for(
             lambda: _settled(done), timeout=60, what="rejected and refused", explain=sim.log_text
@@ -146,3 +155,34 @@ def test_the_simulator_rejects_a_return_and_its_over_refund_is_refused_and_not_p
     assert [e["code"] for e in refund.errors] == ["EXCESS_ITEM_REFUND"]
     assert not RefundLedgerEntry.objects.exists()
     assert Return.objects.get(order__mp_order_number="MP-SIM-R2").notes
+
+
+def test_the_simulator_corrects_a_paused_over_refund_which_is_then_paid_once(
+    v2_seller: Platform, connected_seller: Any, api: Client, worker: Any
+) -> None:
+    """Reading A: the simulator's refusal of the return leaves it awaiting authorization
+    (no state says so); its over-refund is paused, corrected, decided again and paid."""
+    with simulator(
+        v2_seller,
+        return_reject_rate=1.0,
+        seller_refund_rate=1.0,
+        over_refund_rate=1.0,
+        paused_refund_fix_rate=1.0,
+    ) as sim:
+        _place_shipped(api, "MP-SIM-R3", sim)
+        _return(api, "MP-SIM-R3")
+
+        def done() -> bool:
+            refund = SellerRefund.objects.filter(order__mp_order_number="MP-SIM-R3").first()
+            return bool(refund and refund.status == "COMPLETE")
+
+        wait_for(
+            lambda: _settled(done), timeout=60, what="corrected and paid", explain=sim.log_text
+        )
+    refund = SellerRefund.objects.get(order__mp_order_number="MP-SIM-R3")
+    assert (refund.decision, refund.pause_count, refund.version) == ("accepted", 1, 2)
+    assert [e["code"] for e in refund.errors] == ["EXCESS_ITEM_REFUND"]  # the last reported
+    entries = RefundLedgerEntry.objects.filter(refund=refund)
+    assert sum(e.amount for e in entries) == sum(line.takes for line in refund.lines.all())
+    ret = Return.objects.get(order__mp_order_number="MP-SIM-R3")
+    assert (ret.status, ret.decision) == ("AWAITING_AUTHORIZATION", "")

@@ -129,7 +129,7 @@ def test_a_lost_answer_to_complete_is_sent_again_and_pays_nothing_twice(
     # Then it is complete, with one ledger row and two complete calls
     assert fake_platform.names().count("complete_refund") == 2
     assert PlatformStep.objects.get().status == "done"
-    assert SellerRefund.objects.get().status == "COMPLETED"
+    assert SellerRefund.objects.get().status == "COMPLETE"
     assert RefundLedgerEntry.objects.count() == 1
 
 

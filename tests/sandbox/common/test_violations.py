@@ -243,10 +243,10 @@ def test_violations_show_in_state_and_page_and_reset_clears_them(
         "complete_and_errors": 0,
         "return_changed_after_authorization": 0,
         "complete_unread": 0,
-        "date_format": 0,
         "after_sale_query": 0,
         "return_without_order_number": 0,
         "refund_errors_after_correction": 0,
+        "date_format": 0,
     }
     assert [v["kind"] for v in report["recent"]] == [
         "refresh_token_reuse",

@@ -42,7 +42,6 @@ POINTS = {
     "return_refusal",
     "return_order_number",
     "v2_refunds_key",
-    "next_cursor_last",
 }
 # Issue 29's points (their own block in switches.py).
 POINTS |= {

@@ -1,4 +1,7 @@
-"""Mark refund ledger entries paid out (the payments side, after paying the buyer)."""
+"""Mark refund ledger entries paid out (the payments side, after paying the buyer).
+
+Each run is logged in the money log (``MoneyAction``) under ``--actor``; an entry is
+marked once (the ledger's trigger lets ``paid_out_at`` be set from empty, never again)."""
 
 from __future__ import annotations
 
@@ -16,7 +19,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("ids", nargs="*", type=int)
         parser.add_argument("--all", action="store_true", help="every entry not yet paid out")
-        parser.add_argument("--actor", default="payments")
+        parser.add_argument(
+            "--actor", default="payments", help="who marks them (kept in the money log)"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         ids: list[int] = options["ids"]
