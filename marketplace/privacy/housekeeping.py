@@ -11,6 +11,9 @@ history neither holds a long lock nor grows the worker.
 * ``SellerPullRequest``: the "Pull now" rate limit reads only each seller's latest;
   older ones go after ``PULL_REQUEST_RETENTION_DAYS``.
 * ``TaskDeadLetter``: after ``SYNC_EVENT_RETENTION_DAYS`` too (staff acted or never will).
+* ``ReturnsRecordProblem``: a listed refund or return that failed to store and later went
+  through (``resolved_at``), after ``PLATFORM_STEP_RETENTION_DAYS``; an open one or a dead
+  letter stays until it resolves or staff act.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from django.utils import timezone
 from marketplace.orders.models import SyncEvent
 from marketplace.portal.models import SellerPullRequest
 from marketplace.privacy.models import TaskDeadLetter
-from marketplace.returns.models import PlatformStep, StepStatus
+from marketplace.returns.models import PlatformStep, ReturnsRecordProblem, StepStatus
 
 
 def rows_prune(query: QuerySet[Model], *, batch_size: int = 5000) -> int:
@@ -60,6 +63,11 @@ def traffic_tables_prune(*, now: datetime | None = None) -> dict[str, int]:
         "task_dead_letters": rows_prune(
             TaskDeadLetter.objects.filter(
                 created_at__lt=now - days * settings.SYNC_EVENT_RETENTION_DAYS
+            )
+        ),
+        "record_problems": rows_prune(
+            ReturnsRecordProblem.objects.filter(
+                resolved_at__lt=now - days * settings.PLATFORM_STEP_RETENTION_DAYS
             )
         ),
     }

@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('orders', '0004_order_open_by_seller'),
-        ('returns', '0001_initial'),
+        ('returns', '0003_merge_refund_lifecycle_and_money'),
     ]
 
     operations = [

@@ -14,7 +14,7 @@ from django.utils import timezone
 from marketplace.orders.models import SyncEvent
 from marketplace.portal.models import SellerPullRequest
 from marketplace.privacy.housekeeping import rows_prune, traffic_tables_prune
-from marketplace.returns.models import PlatformStep, StepKind, StepStatus
+from marketplace.returns.models import PlatformStep, ReturnsRecordProblem, StepKind, StepStatus
 from tests.marketplace.privacy.builders import buyer_order
 
 pytestmark = pytest.mark.django_db
@@ -49,18 +49,39 @@ def test_old_rows_go_recent_rows_and_dead_letters_stay(settings: Any) -> None:
     )
     SellerPullRequest.objects.create(seller=order.seller, requested_at=now - timedelta(days=8))
     latest = SellerPullRequest.objects.create(seller=order.seller, requested_at=now)
+    problems = {
+        key: ReturnsRecordProblem.objects.create(
+            seller=order.seller,
+            kind=ReturnsRecordProblem.Kind.REFUND,
+            record_key=key,
+            first_failed_at=now - timedelta(days=60),
+            last_failed_at=now - timedelta(days=60),
+            resolved_at=resolved,
+            dead_at=dead,
+        )
+        for key, resolved, dead in [
+            ("old-resolved", now - timedelta(days=40), None),
+            ("new-resolved", now - timedelta(days=2), None),
+            ("old-open", None, None),
+            ("old-dead", None, now - timedelta(days=59)),
+        ]
+    }
 
     assert traffic_tables_prune() == {
         "platform_steps": 1,
         "sync_events": 2,
         "pull_requests": 1,
         "task_dead_letters": 0,
+        "record_problems": 1,
     }
 
     assert set(PlatformStep.objects.values_list("pk", flat=True)) == {new_done.pk, old_failed.pk}
     assert not PlatformStep.objects.filter(pk=old_done.pk).exists()
     assert list(SyncEvent.objects.values_list("pk", flat=True)) == [events[2].pk]
     assert list(SellerPullRequest.objects.values_list("pk", flat=True)) == [latest.pk]
+    assert set(ReturnsRecordProblem.objects.values_list("record_key", flat=True)) == (
+        set(problems) - {"old-resolved"}
+    )
     assert set(traffic_tables_prune().values()) == {0}
 
 
