@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from typing import Any
+from urllib.parse import quote
 
 from django.conf import settings
 from django.core.paginator import Paginator
@@ -123,8 +124,15 @@ def order_detail(request: SellerRequest, order_id: int) -> HttpResponse:
             "money": order_money(order, refunded=after_sale["refunded"]),
             "after_sale": after_sale,
             "pull_interval": int(settings.PULL_INTERVAL_SECONDS),
+            "fix_url": _platform_order_url(order.mp_order_number),
         },
     )
+
+
+def _platform_order_url(mp_order_number: str) -> str:
+    """Where the seller corrects this order on the platform (empty: no known page)."""
+    template = settings.PLATFORM_SELLER_ORDER_URL
+    return template.format(mp_order_number=quote(mp_order_number, safe="")) if template else ""
 
 
 @require_GET

@@ -34,6 +34,7 @@ ENV_VARS = (
     "PLATFORM_CLIENT_ID",
     "PLATFORM_CLIENT_SECRET",
     "PLATFORM_REDIRECT_URL",
+    "PLATFORM_SELLER_ORDER_URL",
     "PLATFORM_TOKEN_BODY",
     "TOKEN_ENCRYPTION_KEYS",
     "EMAIL_URL",
@@ -84,6 +85,16 @@ PLATFORM_BASE_URL = env.str(
 PLATFORM_OAUTH_BASE_URL = (
     env.str("PLATFORM_OAUTH_BASE_URL", default="") or PLATFORM_BASE_URL
 ).rstrip("/")
+# Where a seller corrects an order on the platform: a URL with ``{mp_order_number}``, linked
+# from each problem card of the seller's order page. The platform publishes no such page, so
+# production leaves it empty (the card then names the order and says where, without a link);
+# development points at the sandbox's seller-side order page.
+PLATFORM_SELLER_ORDER_URL = env.str(
+    "PLATFORM_SELLER_ORDER_URL",
+    default=""
+    if PRODUCTION
+    else f"http://127.0.0.1:{SANDBOX_PORT}/sandbox/v2/orders/by-number/{{mp_order_number}}/",
+)
 # The platform calls this parameter redirect_url; it must match the registered one exactly.
 PLATFORM_REDIRECT_URL = env.str(
     "PLATFORM_REDIRECT_URL", default=f"{APP_BASE_URL}/sellers/connection/callback/"

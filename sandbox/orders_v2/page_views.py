@@ -177,6 +177,21 @@ def order_page(request: HttpRequest, order_id: int) -> HttpResponse:
     )
 
 
+def order_by_number_page(request: HttpRequest, mp_order_number: str) -> HttpResponse:
+    """The seller's order page found by the marketplace's order number: where a
+    marketplace's problem card sends the seller to correct a shipment (the marketplace
+    knows its own number, not v2's id). The newest order of that number, if imported."""
+    order = V2Order.objects.filter(order__mp_order_number=mp_order_number).order_by("-id").first()
+    if order is None:
+        return HttpResponse(
+            f"Order {mp_order_number} has not reached the seller's order system yet: the "
+            "platform imports orders on its schedule.",
+            status=404,
+            content_type="text/plain; charset=utf-8",
+        )
+    return HttpResponseRedirect(reverse("sandbox_v2_order", args=[order.id]))
+
+
 def _form_lines(request: HttpRequest, order: V2Order) -> list[dict]:
     lines = []
     for line in order.lines:

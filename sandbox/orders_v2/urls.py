@@ -117,6 +117,11 @@ page_urlpatterns = [
     ),
     path("sandbox/v2/orders/<int:order_id>/", page_views.order_page, name="sandbox_v2_order"),
     path(
+        "sandbox/v2/orders/by-number/<str:mp_order_number>/",
+        page_views.order_by_number_page,
+        name="sandbox_v2_order_by_number",
+    ),
+    path(
         "sandbox/v2/orders/<int:order_id>/packages/<int:package_id>/correct",
         page_views.package_correct_post,
         name="sandbox_v2_package_correct",

@@ -80,7 +80,10 @@ def test_the_returns_history_lists_open_and_done_and_filters(
     )
 
 
-def test_one_card_per_problem_naming_its_lines_and_no_up_to_date_badge(seller: Seller) -> None:
+def test_one_card_per_problem_naming_its_lines_and_no_up_to_date_badge(
+    seller: Seller, settings: Any
+) -> None:
+    settings.PLATFORM_SELLER_ORDER_URL = ""  # no page known: the card names the order
     order = money_order(seller=seller, number="MP-PROB")
     problem(order, code=ProblemCode.INVALID_TRACKING_NUMBER, line="1", message="1Z bad")
     problem(order, code=ProblemCode.INVALID_TRACKING_NUMBER, line="2", message="2Z bad")
@@ -97,6 +100,23 @@ def test_one_card_per_problem_naming_its_lines_and_no_up_to_date_badge(seller: S
     for text in (page, live, listed):
         assert "Up to date" not in text
         assert "Needs your fix" in text
+
+
+def test_a_problem_card_links_to_where_the_seller_corrects_the_order(
+    seller: Seller, settings: Any
+) -> None:
+    settings.PLATFORM_SELLER_ORDER_URL = "https://platform.example/orders/{mp_order_number}/fix"
+    order = money_order(seller=seller, number="MP PROB/1")
+    problem(order, code=ProblemCode.INVALID_TRACKING_NUMBER, line="1", message="1Z bad")
+
+    response = signed_in(seller.user).get(f"/sellers/orders/{order.pk}/")
+
+    assert response.status_code == 200
+    page = page_text(response)
+    assert (
+        page.count('class="fix-link" href="https://platform.example/orders/MP%20PROB%2F1/fix"') == 1
+    )
+    assert "in your order system on the platform</a>" in page
 
 
 def test_the_orders_page_says_how_often_shipments_are_read(seller: Seller, settings: Any) -> None:

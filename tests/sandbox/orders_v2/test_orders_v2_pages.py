@@ -63,6 +63,26 @@ def test_sellers_page_shows_api_users_and_saves_settings(
     }
 
 
+def test_the_order_page_is_found_by_the_marketplaces_order_number(
+    alice: Api, seller: SellerApi, sandbox: SandboxProcess, browser: requests.Session
+) -> None:
+    """Where a marketplace's problem card sends the seller (PLATFORM_SELLER_ORDER_URL)."""
+    url = sandbox.base_url + "/sandbox/v2/orders/by-number/PG-BY-NUMBER/"
+    missing = browser.get(url, timeout=10, allow_redirects=False)
+    assert missing.status_code == 404
+    assert "has not reached the seller's order system yet" in missing.text
+
+    assert alice.put_order(order_body("PG-BY-NUMBER")).status_code == 201
+    sandbox.v2_import("alice")
+    (order,) = seller.orders()
+    found = browser.get(url, timeout=10, allow_redirects=False)
+    assert found.status_code == 302
+    assert found.headers["Location"] == f"/sandbox/v2/orders/{order['id']}/"
+    page = browser.get(url, timeout=10)
+    assert page.status_code == 200
+    assert "PG-BY-NUMBER" in page.text
+
+
 def test_order_page_ships_a_package_and_cancels_units_by_hand(
     alice: Api, seller: SellerApi, sandbox: SandboxProcess, browser: requests.Session
 ) -> None:
