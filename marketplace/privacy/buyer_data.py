@@ -66,15 +66,22 @@ class Erased:
 def orders_closed(*, quiet_since: datetime | None = None) -> QuerySet[Order]:
     """Orders whose buyer data nothing needs any more: settled (shipped or cancelled),
     every return final (completed, rejected or refused by us), no seller refund waiting
-    for a decision, no platform call of theirs still to send; not erased yet.
+    for a decision (a paused one waits for the seller, who may never correct it: it does
+    not hold the buyer's data), no platform call of theirs still to send; not erased yet.
 
     ``quiet_since``: and nothing of the order, its returns or refunds changed after it
     (the retention period's start)."""
     returns = Return.objects.filter(order=OuterRef("pk"))
     refunds = SellerRefund.objects.filter(order=OuterRef("pk"))
-    open_returns = returns.exclude(
-        Q(status__in=[ReturnStatus.COMPLETED, ReturnStatus.REJECTED]) | Q(decision=Decision.REFUSED)
+    final = Q(status__in=[ReturnStatus.COMPLETED, ReturnStatus.REJECTED]) | Q(
+        decision=Decision.REFUSED
     )
+    if quiet_since is not None:
+        # The platform publishes no refusal: a seller who refuses may leave a return
+        # awaiting authorization for ever (reading A). Untouched for the whole retention
+        # period it is over, or the buyer's data would be kept for ever.
+        final |= Q(status=ReturnStatus.AWAITING_AUTHORIZATION, updated_at__lt=quiet_since)
+    open_returns = returns.exclude(final)
     open_steps = PlatformStep.objects.filter(
         Q(return_request__order=OuterRef("pk")) | Q(refund__order=OuterRef("pk")),
         status__in=[StepStatus.PENDING, StepStatus.RETRYING],

@@ -12,6 +12,7 @@ from django.db.models import Model
 from marketplace.platform.models import PlatformCall
 from marketplace.privacy.erasure import buyer_orders, email_hash, email_normalize
 from marketplace.privacy.models import BuyerErasure, PendingErasure
+from marketplace.returns.amounts import in_unit
 
 _ORDER_FIELDS = (
     "mp_order_number",
@@ -97,7 +98,9 @@ def buyer_export(*, email: str) -> dict[str, Any]:
                     for r in order.seller_refunds.all()
                 ],
                 "refunds_owed": [
-                    _fields(e, ("currency", "amount", "paid_out_at", "created_at"))
+                    _fields(e, ("currency", "paid_out_at", "created_at"))
+                    # in the currency's own unit (the column holds 3 places for every one)
+                    | {"amount": str(in_unit(e.amount, e.currency))}
                     for e in order.ledger.all()
                 ],
             }

@@ -214,7 +214,7 @@ ENCRYPTING_MODULES = {
     "sellers/models.py": "PlatformConnection.tokens_set: EncryptedTextField",
     "sellers/key_rotation.py": "re-encrypts EncryptedTextField values",
     "marketplace/catalog/access.py": "PlatformApiAccess.token_ciphertext: EncryptedTextField",
-    "marketplace/catalog/staff_views.py": "the session's pending sign-in, 10 minutes at most",
+    "marketplace/catalog/api_access_views.py": "the session's pending sign-in, 10 minutes at most",
 }
 
 

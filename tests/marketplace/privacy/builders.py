@@ -104,7 +104,7 @@ def buyer_order(
             refund_id=f"9{order.pk}",
             status=refund,
             notes=f"refunded {NAME}",
-            decision=Decision.ACCEPTED if refund == RefundStatus.COMPLETED else "",
+            decision=Decision.ACCEPTED if refund == RefundStatus.COMPLETE else "",
         )
     if days_ago:
         then = timezone.now() - timedelta(days=days_ago)

@@ -48,7 +48,7 @@ def _holds_buyer(order: Order) -> bool:
 
 
 def test_erase_buyer_erases_closed_orders_now_and_open_ones_when_they_close() -> None:
-    closed = buyer_order(refund=RefundStatus.COMPLETED)
+    closed = buyer_order(refund=RefundStatus.COMPLETE)
     still_open = buyer_order(state=Order.State.AWAITING_SHIPMENT, with_return=None)
     other = buyer_order(email="someone.else@example.net")
     PlatformCall.objects.create(order_number=closed.mp_order_number, method="PUT", path="/a")
@@ -105,7 +105,7 @@ def test_erase_buyer_dry_run_changes_nothing_and_a_bad_address_is_refused() -> N
 
 
 def test_export_buyer_prints_everything_held_as_json() -> None:
-    order = buyer_order(refund=RefundStatus.COMPLETED)
+    order = buyer_order(refund=RefundStatus.COMPLETE)
     buyer_order(email="someone.else@example.net")
     PlatformCall.objects.create(order_number=order.mp_order_number, method="PUT", path="/o")
 
@@ -117,7 +117,7 @@ def test_export_buyer_prints_everything_held_as_json() -> None:
     assert exported["customer_full_name"] == NAME
     assert exported["lines"][0]["sku"] == "SKU-1"
     assert exported["returns"][0]["mp_return_number"] == "R-1"
-    assert exported["seller_refunds"][0]["status"] == "COMPLETED"
+    assert exported["seller_refunds"][0]["status"] == "COMPLETE"
     assert exported["refunds_owed"][0]["amount"] == "14.83"
     assert [c["path"] for c in data["call_log"]] == ["/o"]
     assert data["erasures"] == []

@@ -148,7 +148,7 @@ def test_a_buyer_erased_after_a_full_flow_is_in_no_dump_and_no_log(
         return bool(
             ret_row
             and ret_row.status == "COMPLETED"
-            and refund_row.filter(status="COMPLETED").exists()
+            and refund_row.filter(status="COMPLETE").exists()
         )
 
     wait_for(answered, timeout=40, what="return and refund completed")

@@ -47,7 +47,7 @@ def test_an_order_closed_past_the_retention_gets_a_pseudonym_and_keeps_its_money
     settings: Any,
 ) -> None:
     settings.BUYER_DATA_RETENTION_DAYS = 365
-    order = buyer_order(refund=RefundStatus.COMPLETED, days_ago=400)
+    order = buyer_order(refund=RefundStatus.COMPLETE, days_ago=400)
     PlatformCall.objects.create(order_number=order.mp_order_number, method="PUT", path="/x")
     # A platform's refusal quoting the buyer, on the sync row and in the history.
     refusal = f"400: shipping_address.full_name '{NAME}' too long; customer {EMAIL}"
@@ -79,14 +79,17 @@ def test_an_order_closed_past_the_retention_gets_a_pseudonym_and_keeps_its_money
 
 @pytest.mark.parametrize(
     "case",
-    ["recent", "open_order", "return_awaiting", "return_authorized", "refund_undecided"],
+    ["recent", "open_order", "return_awaiting_recent", "return_authorized", "refund_undecided"],
 )
 def test_what_is_recent_or_still_open_is_kept(case: str, settings: Any) -> None:
     settings.BUYER_DATA_RETENTION_DAYS = 365
     kwargs: dict[str, Any] = {
         "recent": {"days_ago": 30},
         "open_order": {"days_ago": 400, "state": Order.State.AWAITING_SHIPMENT},
-        "return_awaiting": {"days_ago": 400, "with_return": ReturnStatus.AWAITING_AUTHORIZATION},
+        "return_awaiting_recent": {
+            "days_ago": 30,
+            "with_return": ReturnStatus.AWAITING_AUTHORIZATION,
+        },
         "return_authorized": {"days_ago": 400, "with_return": ReturnStatus.AUTHORIZED},
         "refund_undecided": {"days_ago": 400, "refund": RefundStatus.CREATED},
     }[case]
@@ -94,6 +97,17 @@ def test_what_is_recent_or_still_open_is_kept(case: str, settings: Any) -> None:
 
     assert buyer_data_retention_apply().orders == 0
     assert _personal_values(order) == [NAME, EMAIL, PHONE, STREET]
+
+
+def test_a_return_left_awaiting_authorization_for_the_whole_period_does_not_keep_the_data(
+    settings: Any,
+) -> None:
+    # No refusal state is published: a refusing seller may leave it there for ever.
+    settings.BUYER_DATA_RETENTION_DAYS = 365
+    order = buyer_order(days_ago=400, with_return=ReturnStatus.AWAITING_AUTHORIZATION)
+
+    assert buyer_data_retention_apply().orders == 1
+    assert _personal_values(order) == []
 
 
 def test_the_job_works_in_batches(settings: Any) -> None:
@@ -104,7 +118,7 @@ def test_the_job_works_in_batches(settings: Any) -> None:
 
 
 def test_deleting_an_order_takes_its_returns_unless_money_was_paid_back() -> None:
-    unpaid = buyer_order(with_return=ReturnStatus.REJECTED, refund=RefundStatus.REFUSED)
+    unpaid = buyer_order(with_return=ReturnStatus.REJECTED, refund=RefundStatus.PAUSED)
     unpaid.delete()
     assert not Return.objects.filter(order_id=unpaid.pk).exists()
 
