@@ -23,11 +23,17 @@ PARAMETERS = frozenset(
         "service_status",
         "feedamp_status",  # the public overview's name for service_status
         "normalized_marketplace_state",
+        # The reference's further filters (order-v2-contract.md, "beyond this").
+        "marketplace_state",
         "marketplace_state_changed_after",
+        "marketplace_state_changed_before",
         "imported_after",
+        "imported_before",
         "id",
         "marketplace_order_number",
         "merchant_order_number",
+        "customer_order_number",
+        "integration_id",
         "limit",
         "cursor",
     }
@@ -74,12 +80,17 @@ def listing_filters(params: dict[str, str]) -> tuple[Q, int, dict[str, str]]:
     for key in ("service_status", "feedamp_status"):
         if key in params:
             query &= Q(service_status__in=_listed(params, key, SERVICE_STATUSES, problems))
-    if "normalized_marketplace_state" in params:
-        states = _listed(params, "normalized_marketplace_state", STATES, problems)
-        query &= Q(normalized_marketplace_state__in=states)
+    # The marketplace's own state is one of the four normalized ones here (the sandbox's
+    # marketplace sends those), so both filters read the same column.
+    for key in ("normalized_marketplace_state", "marketplace_state"):
+        if key in params:
+            states = _listed(params, key, STATES, problems)
+            query &= Q(normalized_marketplace_state__in=states)
     for key, lookup in (
         ("marketplace_state_changed_after", "marketplace_state_changed_at__gt"),
+        ("marketplace_state_changed_before", "marketplace_state_changed_at__lt"),
         ("imported_after", "imported_at__gt"),
+        ("imported_before", "imported_at__lt"),
     ):
         if key in params:
             moment = strict_datetime(params[key])
@@ -99,6 +110,10 @@ def listing_filters(params: dict[str, str]) -> tuple[Q, int, dict[str, str]]:
     for key, lookup in (
         ("marketplace_order_number", "order__mp_order_number__in"),
         ("merchant_order_number", "merchant_order_number__in"),
+        # The number the buyer sees is the marketplace's (serialize.order_json).
+        ("customer_order_number", "order__mp_order_number__in"),
+        # An integration is the marketplace the order came from (its client id).
+        ("integration_id", "order__client__client_id__in"),
     ):
         if key in params:
             values = _values(params[key])

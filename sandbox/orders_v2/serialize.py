@@ -61,6 +61,12 @@ def order_json(order: V2Order) -> dict[str, Any]:
         "marketplace_state": order.normalized_marketplace_state,
         "normalized_marketplace_state": order.normalized_marketplace_state,
         "merchant_order_number": order.merchant_order_number or None,
+        # The reference's further fields: the buyer's order number (the marketplace's),
+        # the integration (the marketplace the order came from), the fulfilling location.
+        "customer_order_number": order.order.mp_order_number,
+        "integration_id": order.order.client.client_id,
+        "integration_name": order.order.client.name,
+        "location": placed.get("location"),
         "marketplace_name": order.order.client.name,
         "sales_channel": placed.get("sales_channel"),
         "delivery_notes": placed.get("delivery_notes"),

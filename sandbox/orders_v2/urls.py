@@ -8,6 +8,11 @@ api_urlpatterns = [
     path("api/v2/orders", views.orders_list, name="v2_list_orders"),
     path("api/v2/orders/<str:order_id>", views.order_detail, name="v2_order"),
     path("api/v2/orders/<str:order_id>/confirm", views.order_confirm, name="v2_confirm"),
+    path(
+        "api/v2/orders/<str:order_id>/run-operation",
+        views.order_operation,
+        name="v2_order_operation",
+    ),
     path("api/v2/orders/<str:order_id>/fulfillments", views.fulfillments, name="v2_fulfillments"),
     path(
         "api/v2/orders/<str:order_id>/fulfillments/<str:fulfillment_id>",

@@ -129,7 +129,10 @@ def order_detail(request: HttpRequest, user: ApiUser, params: dict, order_id: st
 
 @v2_view(("POST",))
 def order_confirm(request: HttpRequest, user: ApiUser, params: dict, order_id: str) -> JsonResponse:
-    order = _own_order(user, order_id)
+    return _confirm(request, _own_order(user, order_id))
+
+
+def _confirm(request: HttpRequest, order: V2Order) -> JsonResponse:
     body = _object_body(request, frozenset({"merchant_order_number"}), allow_empty=True)
     number = body.get("merchant_order_number")
     if number is not None and (not isinstance(number, str) or not number or len(number) > 128):
@@ -142,6 +145,21 @@ def order_confirm(request: HttpRequest, user: ApiUser, params: dict, order_id: s
     return JsonResponse(
         {"id": str(order.id), "merchant_order_number": order.merchant_order_number or None}
     )
+
+
+# ``POST /orders/{id}/run-operation?op=…`` (reference: run-order-op). Which operations
+# exist is not published: our choice is the one order operation v2 has, ``confirm``,
+# with the same body and answer as ``POST /orders/{id}/confirm``.
+ORDER_OPERATIONS = ("confirm",)
+
+
+@v2_view(("POST",), parameters=frozenset({"op"}))
+def order_operation(
+    request: HttpRequest, user: ApiUser, params: dict[str, str], order_id: str
+) -> JsonResponse:
+    if params.get("op") not in ORDER_OPERATIONS:
+        return query_refused({"op": f"required, one of {', '.join(ORDER_OPERATIONS)}"})
+    return _confirm(request, _own_order(user, order_id))
 
 
 def _fulfillment_body(request: HttpRequest, order: V2Order) -> tuple[list[dict], dict]:

@@ -97,6 +97,44 @@ def test_id_and_order_numbers(seller: SellerApi, four: dict) -> None:
     assert merchant[0]["merchant_order_number"] == "ERP-L-READY"
 
 
+def test_the_references_further_filters_and_fields(
+    alice: Api, seller: SellerApi, sandbox: SandboxProcess, four: dict
+) -> None:
+    """order-v2-contract.md, "beyond this": marketplace_state, the *_before bounds,
+    customer_order_number, integration_id; orders carry customer_order_number,
+    integration_id/_name and location."""
+    assert numbers(seller.orders(marketplace_state="CANCELLED")) == ["L-GONE"]
+    assert numbers(seller.orders(marketplace_state="PENDING,CANCELLED")) == ["L-GONE", "L-PEND"]
+    assert seller.orders(imported_before="2000-01-01T00:00:00Z") == []
+    assert len(seller.orders(imported_before="2999-01-01T00:00:00Z")) == 5
+    assert seller.orders(marketplace_state_changed_before="2000-01-01T00:00:00Z") == []
+    assert len(seller.orders(marketplace_state_changed_before="2999-01-01T00:00:00Z")) == 5
+    (order,) = seller.orders(customer_order_number="L-READY")
+    assert order["customer_order_number"] == "L-READY"
+    assert order["integration_name"] == order["marketplace_name"]
+    assert set(order) >= {"integration_id", "location"}
+    same = seller.orders(integration_id=order["integration_id"])
+    assert len(same) == 5
+    assert seller.orders(integration_id="no-such-integration") == []
+    refused = seller.call("GET", "/orders", params={"marketplace_state": "LOST"})
+    assert refused.status_code == 400
+    assert "marketplace_state" in refused.json()["fields"]
+
+
+def test_run_operation_confirms_an_order(seller: SellerApi, four: dict) -> None:
+    order_id = four["L-NEW"]["id"]
+    url = f"/orders/{order_id}/run-operation"
+    unknown = seller.call("POST", url, params={"op": "teleport"}, json={})
+    assert unknown.status_code == 400
+    assert "op" in unknown.json()["fields"]
+    done = seller.call("POST", url, params={"op": "confirm"}, json={"merchant_order_number": "E-1"})
+    assert done.status_code == 200, done.text
+    assert done.json() == {"id": order_id, "merchant_order_number": "E-1"}
+    assert numbers(seller.orders(service_status="READY")) == ["L-NEW", "L-READY"]
+    again = seller.call("POST", url, params={"op": "confirm"}, json={})
+    assert again.status_code == 409  # once per order, as POST …/confirm
+
+
 @pytest.mark.parametrize(
     ("params", "field"),
     [
