@@ -21,6 +21,7 @@ from decimal import Decimal
 from typing import Annotated, Literal
 
 import pycountry
+from babel.numbers import get_currency_precision
 from pydantic import (
     AfterValidator,
     AwareDatetime,
@@ -230,7 +231,8 @@ Money = Annotated[
         {
             "type": "string",
             "pattern": f"^{MONEY_PATTERN}$",
-            "description": "decimal string, at most 2 decimals",
+            "description": "decimal string, at most 2 decimals and no finer than the "
+            "order currency's minor unit (JPY: whole yen)",
             "examples": ["12.50"],
         }
     ),
@@ -441,4 +443,28 @@ def cross_field_errors(data: OrderIn) -> dict[str, list[str]]:
 
     window("earliest_ship_date", "latest_ship_date")
     window("earliest_delivery_date", "latest_delivery_date")
+    errors.update(_finer_than_the_unit(data))
+    return errors
+
+
+def _finer_than_the_unit(data: OrderIn) -> dict[str, list[str]]:
+    """Every amount in the order currency's own minor unit (JPY 0 decimals, USD 2): an
+    amount finer than it is refused, never rounded (the schema's pattern allows 2 decimals
+    for every currency; Babel knows each one's unit)."""
+    places = get_currency_precision(data.currency)
+    unit = Decimal(1).scaleb(-places)
+    message = (
+        f"finer than the {data.currency} minor unit: "
+        f"{data.currency} amounts have at most {places} decimals"
+    )
+    errors: dict[str, list[str]] = {}
+    for index, line in enumerate(data.order_lines):
+        amounts = [("unit_price", line.unit_price), ("shipping_price", line.shipping_price)]
+        amounts += [(f"taxes.{n}.amount", tax.amount) for n, tax in enumerate(line.taxes)]
+        amounts += [
+            (f"discounts.{n}.amount", discount.amount) for n, discount in enumerate(line.discounts)
+        ]
+        for field, amount in amounts:
+            if amount != amount.quantize(unit):
+                errors[f"order_lines.{index}.{field}"] = [message]
     return errors

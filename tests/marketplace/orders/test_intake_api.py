@@ -280,6 +280,45 @@ def test_currency_and_country_codes_must_be_iso_codes(
     _rejected(post(api, URL, body), path)
 
 
+@pytest.mark.parametrize(
+    ("currency", "field", "value"),
+    [
+        ("JPY", "order_lines.1.unit_price", "1200.50"),
+        ("JPY", "order_lines.0.taxes.0.amount", "2.50"),
+        ("JPY", "order_lines.0.discounts.0.amount", "1.5"),
+    ],
+)
+def test_an_amount_finer_than_the_currencys_unit_is_refused_never_rounded(
+    api: Client, seller: Any, currency: str, field: str, value: str
+) -> None:
+    body = order_body(currency=currency)
+    whole = {"unit_price": "1250", "shipping_price": "400"}
+    body["order_lines"][0].update(whole, taxes=[{"type": "VAT", "amount": "250"}])
+    body["order_lines"][0]["discounts"] = [{"name": "spring", "amount": "100", "type": "fixed"}]
+    body["order_lines"][1]["unit_price"] = "999"
+    line, *rest = field.removeprefix("order_lines.").split(".")
+    target: Any = body["order_lines"][int(line)]
+    for key in rest[:-1]:
+        target = target[int(key)] if key.isdigit() else target[key]
+    target[rest[-1]] = value
+
+    response = post(api, URL, body)
+
+    _rejected(response, field)
+    assert "JPY amounts have at most 0 decimals" in response.json()["fields"][field][0]
+
+
+def test_whole_yen_is_accepted(api: Client, seller: Any, quiet_broker: Any) -> None:
+    body = order_body(currency="JPY")
+    body["order_lines"][0].update(unit_price="1250", shipping_price="400.00")
+    body["order_lines"][0]["taxes"] = [{"type": "VAT", "amount": "250"}]
+    body["order_lines"][0]["discounts"] = []
+    body["order_lines"][1]["unit_price"] = "999"
+    response = post(api, URL, body)
+    assert response.status_code == 201, response.content
+    assert Order.objects.get().currency == "JPY"
+
+
 @pytest.mark.parametrize("quantity", [True, "1", 1.5, 0, None])
 def test_quantity_must_be_a_json_integer(api: Client, seller: Any, quantity: Any) -> None:
     body = order_body()

@@ -6,10 +6,11 @@ match the document, and on any request the document allows that the API refuses
 (positive data must get a 2xx, 404 for an order number that does not exist, or the
 documented 409 for a number already used with a different body).
 
-A JSON schema cannot say four of the rules (they are in the document's prose): the
+A JSON schema cannot say five of the rules (they are in the document's prose): the
 seller must exist, line numbers are unique within an order, a window's earliest date
-is not after its latest, and a return's ``request_date`` is not after tomorrow.
-``_within_prose_rules`` makes a generated body follow those four and nothing else, so
+is not after its latest, a return's ``request_date`` is not after tomorrow, and an
+amount is no finer than the order currency's minor unit (Babel's: JPY whole yen).
+``_within_prose_rules`` makes a generated body follow those five and nothing else, so
 everything the document *can* say is tested as is.
 """
 
@@ -21,6 +22,7 @@ from typing import Any
 
 import pytest
 import schemathesis
+from babel.numbers import get_currency_precision
 from django.core.handlers.wsgi import WSGIHandler
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
@@ -86,7 +88,30 @@ def _within_prose_rules(body: Any) -> Any:
         first, last = _instant(body.get(start)), _instant(body.get(end))
         if first and last and first > last:
             body[start], body[end] = body[end], body[start]
+    if isinstance(body.get("currency"), str):
+        places = get_currency_precision(body["currency"])
+        for line in lines:
+            if isinstance(line, dict):
+                _amounts_in_unit(line, places)
     return body
+
+
+def _amounts_in_unit(line: dict[str, Any], places: int) -> None:
+    """Cut each amount string to the currency's minor unit (the prose rule)."""
+
+    def cut(value: Any) -> Any:
+        if not isinstance(value, str) or "." not in value:
+            return value
+        whole, fraction = value.split(".", 1)
+        return f"{whole}.{fraction[:places]}" if places else whole
+
+    for key in ("unit_price", "shipping_price"):
+        if key in line:
+            line[key] = cut(line[key])
+    for key in ("taxes", "discounts"):
+        for entry in line.get(key) or []:
+            if isinstance(entry, dict) and "amount" in entry:
+                entry["amount"] = cut(entry["amount"])
 
 
 def _day(value: str) -> date | None:
