@@ -133,6 +133,7 @@ def arguments(alice: Api, sandbox: SandboxProcess, files: FileServer) -> dict[st
     return {
         "username": "alice",
         "order_id": order["id"],
+        "mp_order_number": "PG-1",  # the by-number page redirects to the order's page
         "package_id": 1,
         "return_id": 1,
         "refund_id": int(refund["id"]),
