@@ -14,6 +14,8 @@ ORDER_KEYS = {
     "shipping_address", "order_lines", "marketplace_state", "normalized_marketplace_state",
     "merchant_order_number", "marketplace_name", "sales_channel", "delivery_notes",
     "earliest_ship_date", "latest_ship_date", "earliest_delivery_date", "latest_delivery_date",
+    # the reference's further fields (order-v2-contract.md, "beyond this")
+    "customer_order_number", "integration_id", "integration_name", "location",
 }  # fmt: skip
 LINE_KEYS = {
     "id", "marketplace_line_number", "sku", "product_name", "quantity", "unit_price",
