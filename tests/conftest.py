@@ -8,7 +8,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,7 +29,38 @@ def _database_vendor() -> str:
     return connection.vendor
 
 
+def _sqlite_flush_keeps_the_ledger_append_only() -> None:
+    """Django's ``flush`` (the reset after every transactional test) deletes rows on
+    SQLite, which the ledger's append-only triggers refuse (Postgres truncates, which no
+    row trigger sees). On SQLite the flush drops the DELETE triggers, empties the tables
+    and creates the triggers again, in its one transaction."""
+    from django.db.backends.sqlite3.base import DatabaseWrapper
+
+    from marketplace.returns.append_only import sqlite_delete_triggers
+
+    operations = DatabaseWrapper.ops_class
+    original = operations.sql_flush
+
+    def sql_flush(
+        self: Any,
+        style: Any,
+        tables: Sequence[str],
+        *,
+        reset_sequences: bool = False,
+        allow_cascade: bool = False,
+    ) -> list[str]:
+        statements = original(
+            self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade
+        )
+        triggers = sqlite_delete_triggers()
+        return [drop for drop, _ in triggers] + statements + [create for _, create in triggers]
+
+    operations.sql_flush = sql_flush  # type: ignore[method-assign]
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
+    if _database_vendor() == "sqlite":
+        _sqlite_flush_keeps_the_ledger_append_only()
     if not REQUIRE_SERVICES:
         return
     from django.conf import settings

@@ -16,8 +16,9 @@ The triggers raise an integrity error (Postgres ``restrict_violation``, SQLite
   row-as-JSON, so the UPDATE trigger lists the columns (``triggers_install`` is given
   them by the migration). SQLite rebuilds a table to alter it, which drops its triggers:
   a later migration that alters either table must call ``triggers_install`` again.
-  Django's ``flush`` on SQLite deletes rows and is refused once the ledger has any: the
-  test suite runs on Postgres, whose ``flush`` truncates.
+  Django's ``flush`` on SQLite deletes rows and is refused once the ledger has any; the
+  test suite's SQLite runs drop the DELETE triggers around it (``sqlite_delete_triggers``,
+  ``tests/conftest.py``), and Postgres's ``flush`` truncates.
 
 ``TRUNCATE`` is not refused (Postgres runs no row trigger for it): it is what a test
 database's reset does, and no application path issues it.
@@ -68,23 +69,37 @@ def _postgres_statements() -> list[str]:
     return statements
 
 
+_SQLITE_TABLES = ((LEDGER, "the refund ledger"), (MONEY_LOG, "the staff money log"))
+
+
+def _sqlite_trigger(table: str, what: str, event: str, condition: str = "") -> tuple[str, str]:
+    """(drop, create) of one SQLite trigger refusing ``event`` on ``table``."""
+    name = f"{table}_no_{event.lower()}"
+    return (
+        f"DROP TRIGGER IF EXISTS {name}",
+        f"CREATE TRIGGER {name} BEFORE {event} ON {table} FOR EACH ROW{condition}\n"
+        f"BEGIN SELECT RAISE(ABORT, '{what} is append-only: {event} refused'); END",
+    )
+
+
+def sqlite_delete_triggers() -> list[tuple[str, str]]:
+    """(drop, create) of the SQLite DELETE triggers: a test database's reset on SQLite
+    (Django's ``flush`` deletes rows there) drops them, empties the tables and puts them
+    back (``tests/conftest.py``)."""
+    return [_sqlite_trigger(table, what, "DELETE") for table, what in _SQLITE_TABLES]
+
+
 def _sqlite_statements(ledger_columns: Sequence[str]) -> list[str]:
     unchanged = " AND ".join(
         f'NEW."{column}" IS OLD."{column}"' for column in ledger_columns if column not in PAID_OUT
     )
     paid_out_once = f"OLD.paid_out_at IS NULL AND NEW.paid_out_at IS NOT NULL AND {unchanged}"
     statements: list[str] = []
-    for table, what in ((LEDGER, "the refund ledger"), (MONEY_LOG, "the staff money log")):
-        for event in ("UPDATE", "DELETE"):
-            name = f"{table}_no_{event.lower()}"
-            condition = (
-                f" WHEN NOT ({paid_out_once})" if (table, event) == (LEDGER, "UPDATE") else ""
-            )
-            statements += [
-                f"DROP TRIGGER IF EXISTS {name}",
-                f"CREATE TRIGGER {name} BEFORE {event} ON {table} FOR EACH ROW{condition}\n"
-                f"BEGIN SELECT RAISE(ABORT, '{what} is append-only: {event} refused'); END",
-            ]
+    for table, what in _SQLITE_TABLES:
+        condition = f" WHEN NOT ({paid_out_once})" if table == LEDGER else ""
+        statements += _sqlite_trigger(table, what, "UPDATE", condition)
+    for pair in sqlite_delete_triggers():
+        statements += pair
     return statements
 
 

@@ -35,7 +35,8 @@ from marketplace.returns.services.pull import sellers_returns_pull_fan_out
 from tests.app_fixtures import Platform
 from tests.marketplace.conftest import order_body, wait_for
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+# pg_dump of the test database: Postgres only.
+pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 NAME = "Ottilie Brackenridge"
 EMAIL = "ottilie.brackenridge@example.org"
@@ -151,7 +152,7 @@ def test_a_buyer_erased_after_a_full_flow_is_in_no_dump_and_no_log(
             and refund_row.filter(status="COMPLETE").exists()
         )
 
-    wait_for(answered, timeout=40, what="return and refund completed")
+    wait_for(answered, timeout=90, what="return and refund completed")
     ledger = _ledger()
     assert ledger[1] == 2, ledger  # the return's line and the seller's refund line
     # The call log never held the buyer, even before the erasure (scrubbed on the way in).
