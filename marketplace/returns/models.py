@@ -34,6 +34,18 @@ if TYPE_CHECKING:
 # each currency's minor unit fits without rounding (``amounts.py``).
 
 
+def _line_amount() -> models.DecimalField:
+    """A seller refund line's amount: None when the platform's value could not be read
+    (the refund's ``read_problems`` say why), never 0.00 in its place."""
+    return models.DecimalField(
+        max_digits=MONEY_MAX_DIGITS,
+        decimal_places=MONEY_DECIMAL_PLACES,
+        null=True,
+        blank=True,
+        default=Decimal("0"),
+    )
+
+
 class Decision(models.TextChoices):
     NONE = "", "Not decided"
     ACCEPTED = "accepted", "Accepted"
@@ -237,41 +249,11 @@ class SellerRefundLine(models.Model):
     refund_quantity = models.IntegerField(default=0)
     # None: the platform's value could not be read (the refund's ``read_problems`` say
     # why); never stored as 0.00 in its place.
-    item_refund = models.DecimalField(
-        max_digits=MONEY_MAX_DIGITS,
-        decimal_places=MONEY_DECIMAL_PLACES,
-        null=True,
-        blank=True,
-        default=Decimal("0"),
-    )
-    item_tax_refund = models.DecimalField(
-        max_digits=MONEY_MAX_DIGITS,
-        decimal_places=MONEY_DECIMAL_PLACES,
-        null=True,
-        blank=True,
-        default=Decimal("0"),
-    )
-    shipping_refund = models.DecimalField(
-        max_digits=MONEY_MAX_DIGITS,
-        decimal_places=MONEY_DECIMAL_PLACES,
-        null=True,
-        blank=True,
-        default=Decimal("0"),
-    )
-    shipping_tax_refund = models.DecimalField(
-        max_digits=MONEY_MAX_DIGITS,
-        decimal_places=MONEY_DECIMAL_PLACES,
-        null=True,
-        blank=True,
-        default=Decimal("0"),
-    )
-    discount_refund = models.DecimalField(
-        max_digits=MONEY_MAX_DIGITS,
-        decimal_places=MONEY_DECIMAL_PLACES,
-        null=True,
-        blank=True,
-        default=Decimal("0"),
-    )
+    item_refund = _line_amount()
+    item_tax_refund = _line_amount()
+    shipping_refund = _line_amount()
+    shipping_tax_refund = _line_amount()
+    discount_refund = _line_amount()
     reason = models.CharField(max_length=128, blank=True)
 
     class Meta:
