@@ -12,10 +12,12 @@ embedded broker of ``make run``) nothing is counted.
 """
 
 import logging
+import logging.config
 import os
 from typing import Any
 
 from celery import Celery, Task
+from celery.signals import setup_logging
 from django.apps import apps
 from django.conf import settings
 
@@ -75,6 +77,20 @@ class DeliveryCountedTask(Task):
                 _dead_letter_record(self.name, request.id, count)
                 return None
         return super().__call__(*args, **kwargs)
+
+
+@setup_logging.connect
+def django_logging_for_workers(**kwargs: Any) -> None:
+    """Workers and beat log through ``settings.LOGGING``, redaction filter included.
+
+    Without a receiver of this signal Celery "hijacks" the root logger at start: it drops
+    the handlers Django configured and installs its own, which has no redaction filter, so
+    a token in a worker's exception would reach its log in clear. It also sets the root
+    level from ``--loglevel`` (the embedded test worker passes ``error``, which silenced
+    every INFO line of the process). ``LOG_LEVEL`` is the one level setting; Celery's
+    ``--loglevel`` is ignored.
+    """
+    logging.config.dictConfig(settings.LOGGING)
 
 
 class MarketplaceCelery(Celery):

@@ -52,11 +52,15 @@ def app_log(tmp_path: Path) -> Iterator[Path]:
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
     handler.addFilter(RedactSecretsFilter())
     root = logging.getLogger()
+    # INFO whatever an earlier test or a worker's start left: the erasure's line is INFO.
+    level = root.level
+    root.setLevel(logging.INFO)
     root.addHandler(handler)
     try:
         yield path
     finally:
         root.removeHandler(handler)
+        root.setLevel(level)
         handler.close()
 
 
