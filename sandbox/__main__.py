@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     _migrate()
     if args.command == "register-client":
-        from sandbox.order_source.accounts import client_upsert
+        from sandbox.records.orders.accounts import client_upsert
 
         client = client_upsert(
             client_id=args.client_id,
@@ -144,13 +144,13 @@ def main(argv: list[str] | None = None) -> None:
         )
         print(f"client {client.client_id} registered (redirect_url {client.redirect_url})")
     elif args.command == "create-seller":
-        from sandbox.order_source.accounts import seller_upsert
+        from sandbox.records.orders.accounts import seller_upsert
 
         seller = seller_upsert(username=args.username, password=args.password, name=args.name)
         print(f"seller {seller.username} ready")
     elif args.command == "create-api-user":
-        from sandbox.order_source.models import Seller
         from sandbox.orders_v2.tokens import api_user_upsert
+        from sandbox.records.orders.models import Seller
 
         owner = Seller.objects.filter(username=args.seller).first()
         if owner is None:

@@ -17,16 +17,20 @@ DEBUG = os.environ.get("SANDBOX_DEBUG", "") == "1"
 ALLOWED_HOSTS = ["*"]
 
 INSTALLED_APPS = [
-    "sandbox.order_source.apps.SandboxConfig",
+    # The platform's records first: the reset empties rooms in the reverse order, so every
+    # group's rows go before the records they point at.
+    "sandbox.records.orders.apps.OrdersRecordsConfig",
+    "sandbox.records.api_users.apps.ApiUsersRecordsConfig",
+    "sandbox.records.databases.apps.DatabasesRecordsConfig",
+    "sandbox.order_source.apps.OrderSourceConfig",
     "sandbox.orders_v2.apps.OrdersV2Config",
     # Issue 12: the Authentication API and the Platform API's exports.
     "sandbox.auth_api.apps.AuthApiConfig",
-    "sandbox.platform_api.catalog.apps.CatalogConfig",
     "sandbox.platform_api.exports.apps.ExportsConfig",
     # Issue 13: the Platform API's imports.
     "sandbox.platform_api.imports.apps.ImportsConfig",
     "sandbox.platform_api.apps.PlatformApiConfig",
-    # Issue 24: the Event-Driven Sync API (EDRTS), on the catalog's databases.
+    # Issue 24: the Event-Driven Sync API (EDRTS), on the records' databases.
     "sandbox.edrts.apps.EdrtsConfig",
 ]
 

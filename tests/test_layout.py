@@ -41,6 +41,7 @@ APP_RANK = {
 }
 SANDBOX_ROOMS = {
     "common",
+    "records",
     "order_source",
     "orders_v2",
     "auth_api",
@@ -48,6 +49,10 @@ SANDBOX_ROOMS = {
     "edrts",
     "seller_sim",
 }
+# The rooms of the API groups: each reads and writes the platform's records through
+# ``records`` (and ``common``), never through another group's room (DESIGN.md).
+SANDBOX_API_GROUPS = {"order_source", "orders_v2", "auth_api", "platform_api", "edrts"}
+assert SANDBOX_API_GROUPS < SANDBOX_ROOMS
 
 
 def _modules(top: str) -> Iterator[tuple[str, Path]]:
@@ -251,7 +256,8 @@ def test_the_sandbox_root_holds_only_project_files_and_rooms() -> None:
     project_files = {"__init__.py", "__main__.py", "settings.py", "urls.py", "wsgi.py"}
     entries = {p.name for p in (REPO / "sandbox").iterdir() if p.name != "__pycache__"}
     assert entries - project_files - {"README.md"} == SANDBOX_ROOMS
-    for room in SANDBOX_ROOMS - {"seller_sim"}:  # the simulated seller serves no URL
+    # The simulated seller and the records serve no URL.
+    for room in SANDBOX_ROOMS - {"seller_sim", "records"}:
         assert (REPO / "sandbox" / room / "urls.py").is_file(), room
 
 
@@ -260,6 +266,22 @@ def test_common_imports_no_room_and_the_simulated_seller_only_common(
 ) -> None:
     assert set(sandbox_edges.get("sandbox.common", {})) == set()
     assert set(sandbox_edges.get("sandbox.seller_sim", {})) <= {"sandbox.common"}
+
+
+def test_no_sandbox_api_group_imports_another(
+    sandbox_edges: dict[str, dict[str, set[str]]],
+) -> None:
+    """Every group stands on ``records`` and ``common`` only; ``records`` on ``common``."""
+    below = {"sandbox.records", "sandbox.common"}
+    offenders = [
+        f"{source} imports {target} (in {sorted(users)[0]})"
+        for source, targets in sandbox_edges.items()
+        if source.removeprefix("sandbox.") in SANDBOX_API_GROUPS
+        for target, users in targets.items()
+        if target not in below
+    ]
+    assert not offenders, "\n".join(sorted(offenders))
+    assert set(sandbox_edges.get("sandbox.records", {})) <= {"sandbox.common"}
 
 
 def test_no_cycle_inside_the_sandbox_rooms() -> None:

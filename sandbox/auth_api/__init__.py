@@ -1,2 +1,3 @@
 """The platform's Authentication API (``/api.php/login``, ``/user/...``, ``/accounts/...``):
-API users, two-factor codes e-mailed to an outbox, named API tokens, platform accounts."""
+signing in with a code e-mailed to the outbox, named API tokens, the accounts a user reaches
+(the records themselves: ``records.api_users``)."""

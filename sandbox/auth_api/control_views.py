@@ -3,12 +3,12 @@ revocation, accounts, and the outbox."""
 
 from django.http import HttpRequest, JsonResponse
 
-from sandbox.auth_api.models import PlatformAccount, PlatformUser
 from sandbox.auth_api.outbox import email_json, outbox_list
-from sandbox.auth_api.tokens import tokens_revoke
-from sandbox.auth_api.users import account_upsert, api_user_upsert
 from sandbox.common.api_php.control import platform_control, required_text
 from sandbox.common.json_bodies import BadBody, json_object_body
+from sandbox.records.api_users.models import PlatformAccount, PlatformUser
+from sandbox.records.api_users.tokens import tokens_revoke
+from sandbox.records.api_users.users import account_upsert, api_user_upsert
 
 
 def _accounts_named(body: dict) -> list[PlatformAccount]:

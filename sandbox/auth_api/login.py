@@ -12,12 +12,12 @@ from datetime import timedelta
 
 from django.db import transaction
 
-from sandbox.auth_api.models import PlatformUser, TwoFactorCode
 from sandbox.auth_api.outbox import email_send
-from sandbox.auth_api.tokens import token_issue
 from sandbox.common import clock
 from sandbox.common.api_php.errors import ApiError
 from sandbox.common.secrets_hashing import password_matches, secret_matches, token_hash
+from sandbox.records.api_users.models import PlatformUser, TwoFactorCode
+from sandbox.records.api_users.tokens import token_issue
 
 CODE_LIFETIME = timedelta(minutes=10)
 INVALID = "Invalid Authentication"

@@ -1,8 +1,8 @@
 """The platform's outgoing mail, kept instead of sent: the two-factor e-mails are read
 here (the outbox page, ``GET /sandbox/api/outbox``)."""
 
-from sandbox.auth_api.models import OutboxEmail
 from sandbox.common import clock
+from sandbox.records.api_users.models import OutboxEmail
 
 
 def email_send(*, to: str, subject: str, body: str, code: str = "") -> OutboxEmail:

@@ -12,9 +12,9 @@ from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
 
-from sandbox.auth_api.tokens import token_find
 from sandbox.common.api_php.keys import PATH_PREFIX
 from sandbox.common.retry_watch import WaitBook
+from sandbox.records.api_users.tokens import token_find
 
 _tokens = WaitBook()
 

@@ -3,12 +3,13 @@
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from sandbox.auth_api.endpoint import platform_endpoint, strings_response
 from sandbox.auth_api.login import login
-from sandbox.auth_api.models import PlatformAccount, PlatformUser
 from sandbox.common import switches
+from sandbox.common.api_php.endpoint import api_php_endpoint, strings_response
 from sandbox.common.api_php.errors import ApiError, fail
 from sandbox.common.json_bodies import json_object_body
+from sandbox.records.api_users.callers import platform_user, platform_user_key_only
+from sandbox.records.api_users.models import PlatformAccount, PlatformUser
 
 LIST_ACCOUNTS_PARAMS = frozenset({"page", "results_per_page", "query"})
 DEFAULT_PER_PAGE, MAX_PER_PAGE = 25, 100
@@ -19,14 +20,14 @@ def _account_json(account: PlatformAccount) -> dict:
 
 
 # The login reads no query string (as before: it neither takes nor refuses one).
-@platform_endpoint(group="login", methods=("POST",), authenticated=False, parameters=None)
+@api_php_endpoint(group="login", methods=("POST",), auth=None, parameters=None)
 def login_view(request: HttpRequest) -> HttpResponse:
     return strings_response(login(body=json_object_body(request)))
 
 
 # The interface document's table lists this call with ``x-api-key`` alone; the other
 # accounts calls need both headers like every Platform call (platform-api-contract.md).
-@platform_endpoint(group="accounts", methods=("GET",), key_only=True)
+@api_php_endpoint(group="accounts", methods=("GET",), auth=platform_user_key_only)
 def _user_accounts(request: HttpRequest, user: PlatformUser) -> HttpResponse:
     return strings_response([_account_json(a) for a in user.accounts.order_by("id")])
 
@@ -50,8 +51,12 @@ def _positive(params: dict[str, str], key: str, default: int, maximum: int) -> i
     return int(raw)
 
 
-@platform_endpoint(
-    group="accounts", methods=("GET",), parameters=LIST_ACCOUNTS_PARAMS, pass_params=True
+@api_php_endpoint(
+    group="accounts",
+    methods=("GET",),
+    auth=platform_user,
+    parameters=LIST_ACCOUNTS_PARAMS,
+    pass_params=True,
 )
 def list_accounts(request: HttpRequest, user: PlatformUser, params: dict[str, str]) -> HttpResponse:
     page = _positive(params, "page", 1, 1_000_000)

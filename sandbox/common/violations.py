@@ -8,7 +8,7 @@ Kinds:
 * ``refresh_token_reuse``: a spent refresh token presented again (``grants``).
 * ``api_token_headers``: an /api.php call (every one but ``/login``) without both
   ``x-api-key`` and ``Authorization: Bearer``, or with two different tokens in them
-  (``auth_api.endpoint``; the call is refused 401).
+  (``records.api_users.callers``; the call is refused 401).
 * ``edrts_reset_window``: an EDRTS request from an API user that arrived after a 429 and
   before its ``X-Rate-Limit-Reset`` (``edrts.waits``; answered as usual, not refused).
 * ``edrts_record_over_5kb``: an EDRTS record over 5 000 bytes as JSON text in UTF-8 (the

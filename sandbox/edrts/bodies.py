@@ -8,10 +8,10 @@ import re
 
 from django.http import HttpRequest
 
-from sandbox.auth_api.models import PlatformUser
 from sandbox.common import violations
 from sandbox.common.api_php.errors import ApiError
 from sandbox.edrts import state
+from sandbox.records.api_users.models import PlatformUser
 
 MAX_REQUEST_BYTES = 10_000_000
 MAX_RECORD_BYTES = 5_000

@@ -9,7 +9,7 @@ from sandbox.common.control import control
 from sandbox.common.json_bodies import BadBody, json_object_body
 from sandbox.edrts import inspection, state
 from sandbox.edrts.models import EdrtsJob
-from sandbox.platform_api.catalog.models import CatalogDatabase
+from sandbox.records.databases.models import CatalogDatabase
 
 MAX_PER_PAGE = 20_000
 MAX_STAMPS = 200_000

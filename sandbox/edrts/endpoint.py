@@ -8,18 +8,16 @@ from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
 
-from sandbox.auth_api.models import PlatformToken, PlatformUser
-from sandbox.auth_api.tokens import token_find
-from sandbox.common import clock
 from sandbox.common.api_php import rate_limits
+from sandbox.common.api_php.endpoint import ERRORS
 from sandbox.common.api_php.errors import ApiError, fail, rate_limit_message
-from sandbox.common.endpoint import ErrorShape, endpoint
-from sandbox.common.json_bodies import BadBody
-from sandbox.common.query_params import problems_message
+from sandbox.common.endpoint import endpoint
 from sandbox.edrts import state, waits
+from sandbox.records.api_users.callers import INVALID_TOKEN, token_use
+from sandbox.records.api_users.models import PlatformUser
+from sandbox.records.api_users.tokens import token_find
 
 GROUP = "edrts"
-INVALID_TOKEN = "Invalid API token"
 UNAVAILABLE = "Service unavailable (sandbox fault)"
 View = Callable[..., HttpResponse]
 
@@ -30,9 +28,7 @@ def api_user(request: HttpRequest) -> PlatformUser:
     if token is None or token.revoked_at is not None:
         state.count(requests=1, refused=1)
         raise ApiError(INVALID_TOKEN, 401)
-    PlatformToken.objects.filter(id=token.id).update(last_used_at=clock.now())
-    request.platform_token = token
-    return token.user
+    return token_use(request, token)
 
 
 def _limited(request: HttpRequest, user: object, call: Callable[[], HttpResponse]) -> HttpResponse:
@@ -56,21 +52,6 @@ def _limited(request: HttpRequest, user: object, call: Callable[[], HttpResponse
         response[name] = value
     waits.note_answer(user, request, response)
     return response
-
-
-def _answer(exc: Exception) -> HttpResponse | None:
-    if isinstance(exc, ApiError):
-        return fail(exc.message, exc.status)
-    if isinstance(exc, BadBody):
-        return fail(str(exc), 400)
-    return None
-
-
-ERRORS = ErrorShape(
-    method_not_allowed=lambda methods: fail(f"Method not allowed: use {', '.join(methods)}", 405),
-    query_refused=lambda problems: fail(problems_message(problems), 400),
-    answer=_answer,
-)
 
 
 def edrts_endpoint(*, methods: tuple[str, ...]) -> Callable[[View], View]:

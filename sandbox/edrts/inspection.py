@@ -10,7 +10,7 @@ from sandbox.common.api_php import rate_limits
 from sandbox.edrts import state
 from sandbox.edrts.endpoint import GROUP
 from sandbox.edrts.models import EdrtsFieldStamp, EdrtsJob
-from sandbox.platform_api.catalog.models import CatalogDatabase, CatalogRow
+from sandbox.records.databases.models import CatalogDatabase, CatalogRow
 
 MP_PREFIX = "mp_"
 

@@ -8,11 +8,11 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils import timezone
 
-from sandbox.auth_api.models import PlatformUser
 from sandbox.common import switches
 from sandbox.edrts import state
 from sandbox.edrts.models import EdrtsJob
-from sandbox.platform_api.catalog.models import CatalogDatabase
+from sandbox.records.api_users.models import PlatformUser
+from sandbox.records.databases.models import CatalogDatabase
 
 
 def _iso(moment: object) -> str | None:

@@ -7,8 +7,8 @@ must not distort.
 
 from django.db import models
 
-from sandbox.auth_api.models import PlatformUser
-from sandbox.platform_api.catalog.models import CatalogDatabase
+from sandbox.records.api_users.models import PlatformUser
+from sandbox.records.databases.models import CatalogDatabase
 
 
 class EdrtsJob(models.Model):

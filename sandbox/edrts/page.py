@@ -9,7 +9,7 @@ from django.template.loader import render_to_string
 
 from sandbox.edrts import inspection
 from sandbox.edrts.models import EdrtsJob
-from sandbox.platform_api.catalog.models import CatalogDatabase
+from sandbox.records.databases.models import CatalogDatabase
 
 SECTION_PRODUCTS = 20
 SECTION_JOBS = 10

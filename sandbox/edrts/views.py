@@ -5,14 +5,14 @@ of its ``details_url`` or by the request's correlation id), and under reading B 
 
 from django.http import HttpRequest, JsonResponse
 
-from sandbox.auth_api.models import PlatformUser
 from sandbox.common import switches
 from sandbox.common.api_php.errors import ApiError
 from sandbox.edrts.bodies import ids_read, records_read
 from sandbox.edrts.endpoint import edrts_endpoint
 from sandbox.edrts.jobs import accepted_data, job_answer, jobs_answer, jobs_queue
 from sandbox.edrts.models import EdrtsJob
-from sandbox.platform_api.catalog.access import db_for_user
+from sandbox.records.api_users.models import PlatformUser
+from sandbox.records.databases.access import db_for_user
 
 
 @edrts_endpoint(methods=("PUT", "DELETE"))

@@ -4,9 +4,9 @@ grace of ``retry_watch``) is an ``edrts_reset_window`` violation, counted, not r
 
 from django.http import HttpRequest, HttpResponse
 
-from sandbox.auth_api.models import PlatformUser
 from sandbox.common import violations
 from sandbox.common.retry_watch import WaitBook
+from sandbox.records.api_users.models import PlatformUser
 
 _users = WaitBook(kind=violations.EDRTS_RESET_WINDOW)
 

@@ -20,7 +20,7 @@ from sandbox.common import clock, violations
 from sandbox.common.loop import loop_start
 from sandbox.edrts import state
 from sandbox.edrts.models import EdrtsFieldStamp, EdrtsJob
-from sandbox.platform_api.catalog.models import CatalogDatabase, CatalogRow
+from sandbox.records.databases.models import CatalogDatabase, CatalogRow
 
 log = logging.getLogger(__name__)
 IDLE_PAUSE_SECONDS = 0.05

@@ -7,7 +7,7 @@ from django.http import HttpRequest, JsonResponse
 from sandbox.common import switches, violations
 from sandbox.common.errors import validation_error
 from sandbox.common.json_bodies import BadBody, error_response, json_body
-from sandbox.order_source.models import Grant
+from sandbox.records.orders.models import Grant
 
 
 def conflict(message: str) -> JsonResponse:

@@ -14,12 +14,12 @@ from django.http import HttpRequest, JsonResponse
 from sandbox.common import switches, violations
 from sandbox.common.errors import validation_error
 from sandbox.common.query_params import problems_message, query_params
-from sandbox.order_source.after_sale import PLATFORM_ZONE, mark_read
 from sandbox.order_source.after_sale_answers import violation
 from sandbox.order_source.listing_cursor import cursor_decode, cursor_encode
-from sandbox.order_source.models import Grant
 from sandbox.order_source.order_views import MAX_ORDER_NUMBERS, _list_filters
 from sandbox.order_source.validation import parse_datetime
+from sandbox.records.orders.after_sale import PLATFORM_ZONE, mark_read
+from sandbox.records.orders.models import Grant
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 # Extended ISO 8601: a date, ``T``, hh:mm[:ss[.fraction]], then ``Z``, ``±hh:mm``, ``±hhmm``,

@@ -1,45 +1,20 @@
 from django.apps import AppConfig
 
 
-class SandboxConfig(AppConfig):
-    # The label (and so the tables and the migration history) predate the room's package.
+class OrderSourceConfig(AppConfig):
+    """No models (its orders, grants, returns and refunds are ``records.orders``, which
+    kept the label ``sandbox``): installed for its templates and its memory reset."""
+
     name = "sandbox.order_source"
-    label = "sandbox"
-    verbose_name = "Platform sandbox"
-    default_auto_field = "django.db.models.BigAutoField"
+    label = "sandbox_order_source"
+    verbose_name = "Platform sandbox: Order Source API"
 
     def ready(self) -> None:
         from sandbox.common import resets
         from sandbox.order_source import grants, seller_waits
-        from sandbox.order_source.models import (
-            AuthorizationCode,
-            Client,
-            ErrorReport,
-            Grant,
-            Order,
-            OrderStateChange,
-            Refund,
-            Return,
-            Seller,
-            Token,
-        )
 
         def _memory_reset() -> None:
             grants.counters_reset()
             seller_waits.reset()
 
-        resets.register(
-            "order_source",
-            data_models=[
-                Refund,
-                Return,
-                ErrorReport,
-                OrderStateChange,
-                Order,
-                Token,
-                AuthorizationCode,
-                Grant,
-            ],
-            account_models=[Seller, Client],
-            memory_reset=_memory_reset,
-        )
+        resets.register("order_source", memory_reset=_memory_reset)

@@ -5,7 +5,7 @@ from django.http import HttpRequest, JsonResponse
 from sandbox.common import clock
 from sandbox.common.endpoint import Refusal
 from sandbox.common.secrets_hashing import token_hash
-from sandbox.order_source.models import Grant, Token
+from sandbox.records.orders.models import Grant, Token
 
 _CACHE_ATTRIBUTE = "_sandbox_bearer_token"
 

@@ -8,9 +8,10 @@ from django.http import HttpRequest, JsonResponse
 from sandbox.common import clock, switches
 from sandbox.common.control import control, required_str
 from sandbox.common.json_bodies import BadBody, error_response, json_object_body
-from sandbox.order_source import accounts, grants
-from sandbox.order_source.models import Client, Grant, Seller, Token
-from sandbox.order_source.order_lookup import OrderLookupError
+from sandbox.order_source import grants
+from sandbox.records.orders import accounts
+from sandbox.records.orders.models import Client, Grant, Seller, Token
+from sandbox.records.orders.order_lookup import OrderLookupError
 
 
 @control(("POST", "GET"))

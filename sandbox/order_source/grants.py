@@ -14,7 +14,7 @@ from django.db.models import F
 
 from sandbox.common import clock, switches, violations
 from sandbox.common.secrets_hashing import new_token, token_hash
-from sandbox.order_source.models import AuthorizationCode, Client, Grant, Seller, Token
+from sandbox.records.orders.models import AuthorizationCode, Client, Grant, Seller, Token
 
 CODE_LIFETIME = timedelta(minutes=5)
 ACCESS_LIFETIME = timedelta(hours=1)

@@ -16,7 +16,7 @@ from django.http import HttpRequest, JsonResponse
 from sandbox.common import clock
 from sandbox.common.control import control
 from sandbox.common.json_bodies import error_response, json_object_body
-from sandbox.order_source.models import Client, Order, Refund, Seller
+from sandbox.records.orders.models import Client, Order, Refund, Seller
 
 MAX_COUNT = 50_000
 BATCH = 2000

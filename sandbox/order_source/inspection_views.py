@@ -11,10 +11,10 @@ from django.shortcuts import render
 from sandbox.common import clock, faults, request_log, switches, violations
 from sandbox.common.json_bodies import error_response
 from sandbox.order_source import grants
-from sandbox.order_source.after_sale import inspected_refund_json, inspected_return_json
-from sandbox.order_source.fulfillment import fulfillments_json
-from sandbox.order_source.models import ErrorReport, Grant, Order, Refund, Return
-from sandbox.order_source.order_lookup import OrderLookupError, order_find
+from sandbox.records.orders.after_sale import inspected_refund_json, inspected_return_json
+from sandbox.records.orders.fulfillment import fulfillments_json
+from sandbox.records.orders.models import ErrorReport, Grant, Order, Refund, Return
+from sandbox.records.orders.order_lookup import OrderLookupError, order_find
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000

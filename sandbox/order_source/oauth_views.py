@@ -16,8 +16,8 @@ from django.views.decorators.http import require_http_methods
 
 from sandbox.common.secrets_hashing import password_matches, secret_matches
 from sandbox.order_source import grants
-from sandbox.order_source.models import Client, Seller
 from sandbox.order_source.token_body import TokenBodyError, token_fields
+from sandbox.records.orders.models import Client, Seller
 
 SESSION_SELLER_KEY = "sandbox_seller_id"
 

@@ -19,15 +19,7 @@ from sandbox.common.json_bodies import BadBody, error_response, json_body
 from sandbox.common.query_params import problems_message
 from sandbox.common.wire_dates import NEW_YORK, sent_datetime
 from sandbox.order_source.bearer import bearer_grant
-from sandbox.order_source.fulfillment import (
-    FILTER_NAMES,
-    fulfillments_json,
-    line_summaries,
-    order_json,
-)
 from sandbox.order_source.listing_cursor import cursor_decode, cursor_encode
-from sandbox.order_source.models import ErrorReport, Grant, Order, OrderStateChange
-from sandbox.order_source.state_changes import marketplace_state_changed
 from sandbox.order_source.validation import (
     changed_paths,
     dates_off_wire,
@@ -35,6 +27,14 @@ from sandbox.order_source.validation import (
     order_problems,
     transition_problem,
 )
+from sandbox.records.orders.fulfillment import (
+    FILTER_NAMES,
+    fulfillments_json,
+    line_summaries,
+    order_json,
+)
+from sandbox.records.orders.models import ErrorReport, Grant, Order, OrderStateChange
+from sandbox.records.orders.state_changes import marketplace_state_changed
 
 PAGE_SIZE_DEFAULT = 20
 PAGE_SIZE_MIN = 10

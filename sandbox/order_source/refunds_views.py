@@ -12,7 +12,6 @@ from sandbox.common import clock, violations
 from sandbox.common.endpoint import endpoint
 from sandbox.common.errors import validation_error
 from sandbox.common.json_bodies import error_response, json_body
-from sandbox.order_source.after_sale import changed, mark_read, refund_json
 from sandbox.order_source.after_sale_answers import (
     complete_answer,
     conflict,
@@ -28,13 +27,14 @@ from sandbox.order_source.after_sale_query import (
     strict_params,
 )
 from sandbox.order_source.bearer import bearer_grant
-from sandbox.order_source.models import Grant, Refund
 from sandbox.order_source.order_views import ERRORS, _not_found, _own_order
 from sandbox.order_source.returns_validation import (
     REFUND_ERROR_CODES,
     error_array_problems,
     error_items,
 )
+from sandbox.records.orders.after_sale import changed, mark_read, refund_json
+from sandbox.records.orders.models import Grant, Refund
 
 REFUND_LIST_PARAMETERS = frozenset(
     {"mp_order_numbers", "refund_status", "created_after", "created_before", "page_size", "cursor"}

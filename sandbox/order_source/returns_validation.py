@@ -8,12 +8,12 @@ contract alone). Problems are collected per path (``return_lines[0].quantity``).
 
 import re
 from datetime import date
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from sandbox.common.body_checks import Problems, decimal_of, money_field, text_field
 from sandbox.common.iso_codes import CURRENCIES
-from sandbox.order_source.validation import Problems, _shipping_address, _text
-from sandbox.order_source.validation import _money as _order_money
+from sandbox.order_source.validation import shipping_address_check
+from sandbox.records.orders.after_sale import RETURN_LINE_KEYS
 
 RETURN_FIELDS = frozenset(
     {
@@ -42,6 +42,8 @@ RETURN_LINE_REQUIRED = (
 )
 RETURN_LINE_OPTIONAL = ("carrier", "tracking_number")
 RETURN_LINE_FIELDS = frozenset(RETURN_LINE_REQUIRED + RETURN_LINE_OPTIONAL)
+# The v1 views show every named field of a line (records.orders.after_sale).
+assert frozenset(RETURN_LINE_KEYS) == RETURN_LINE_FIELDS
 # The reference: SHIP or NO_RETURN here (IN_STORE is valid on v2 only, so a 400).
 RETURN_TYPES = ("SHIP", "NO_RETURN")
 # The codes each errors endpoint takes (the contract's "which code" reading: EXCESS_REFUND on
@@ -62,36 +64,6 @@ REFUND_ERROR_CODES = (
 )
 _PLAIN_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-
-
-MONEY_MAX = Decimal("1000000000")
-
-
-def money_check(problems: Problems, data: dict, key: str, path: str, *, required: bool) -> None:
-    """Money as the order bodies take it (a JSON number or a decimal string, >= 0), and a
-    finite amount below a billion (no ``1e400``, no ``NaN``)."""
-    _order_money(problems, data, key, path, required=required)
-    value = data.get(key)
-    if value is None or path in problems:
-        return
-    try:
-        amount = Decimal(str(value))
-    except (InvalidOperation, ValueError):
-        problems.add(path, "must be a decimal amount")
-        return
-    if not amount.is_finite() or amount >= MONEY_MAX:
-        problems.add(path, "must be a finite amount below 1000000000")
-
-
-_money = money_check
-
-
-def decimal_of(value: Any) -> Decimal:
-    """A money value already checked (a JSON number or a decimal string) as a Decimal."""
-    try:
-        return Decimal(str(value))
-    except (InvalidOperation, ValueError):
-        return Decimal(0)
 
 
 def _unknown(problems: Problems, data: dict, allowed: frozenset[str], prefix: str) -> None:
@@ -117,7 +89,7 @@ def _return_line(problems: Problems, line: Any, path: str, seen: set[str]) -> No
         problems.add(path, "must be an object")
         return
     _unknown(problems, line, RETURN_LINE_FIELDS, f"{path}.")
-    number = _text(
+    number = text_field(
         problems,
         line,
         "mp_return_line_number",
@@ -129,7 +101,7 @@ def _return_line(problems: Problems, line: Any, path: str, seen: set[str]) -> No
         if number in seen:
             problems.add(f"{path}.mp_return_line_number", "duplicate line number")
         seen.add(number)
-    _text(
+    text_field(
         problems,
         line,
         "mp_order_line_number",
@@ -137,11 +109,13 @@ def _return_line(problems: Problems, line: Any, path: str, seen: set[str]) -> No
         required=True,
         max_length=128,
     )
-    _text(problems, line, "sku", f"{path}.sku", required=True)
-    _text(problems, line, "product_name", f"{path}.product_name", required=True, max_length=1000)
-    _text(problems, line, "reason", f"{path}.reason", required=True, max_length=2000)
+    text_field(problems, line, "sku", f"{path}.sku", required=True)
+    text_field(
+        problems, line, "product_name", f"{path}.product_name", required=True, max_length=1000
+    )
+    text_field(problems, line, "reason", f"{path}.reason", required=True, max_length=2000)
     for key in RETURN_LINE_OPTIONAL:
-        _text(problems, line, key, f"{path}.{key}", required=False)
+        text_field(problems, line, key, f"{path}.{key}", required=False)
     quantity = line.get("quantity")
     if quantity is None:
         problems.add(f"{path}.quantity", "required")
@@ -155,7 +129,7 @@ def _return_line(problems: Problems, line: Any, path: str, seen: set[str]) -> No
     elif not isinstance(currency, str) or currency not in CURRENCIES:
         problems.add(f"{path}.currency", "must be an ISO 4217 currency code")
     for key in ("requested_refund_principal", "requested_refund_tax", "unit_price", "tax"):
-        _money(problems, line, key, f"{path}.{key}", required=True)
+        money_field(problems, line, key, f"{path}.{key}", required=True)
     preauthorized = line.get("preauthorized")
     if preauthorized is None:
         problems.add(f"{path}.preauthorized", "required")
@@ -170,7 +144,7 @@ def return_problems(body: Any) -> Problems:
         problems.add("", "the body must be a JSON object")
         return problems
     _unknown(problems, body, RETURN_FIELDS, "")
-    _text(problems, body, "mp_order_number", "mp_order_number", required=False, max_length=128)
+    text_field(problems, body, "mp_order_number", "mp_order_number", required=False, max_length=128)
     lines = body.get("return_lines")
     if lines is None:
         problems.add("return_lines", "required")
@@ -185,8 +159,8 @@ def return_problems(body: Any) -> Problems:
     _plain_date(problems, body, "request_date")
     _plain_date(problems, body, "respond_date")
     if body.get("shipping_address") is not None:
-        _shipping_address(problems, body)
-    email = _text(problems, body, "customer_email", "customer_email", required=False)
+        shipping_address_check(problems, body)
+    email = text_field(problems, body, "customer_email", "customer_email", required=False)
     if email is not None and not _EMAIL.match(email):
         problems.add("customer_email", "not an e-mail address")
     return_type = body.get("return_type")
@@ -258,9 +232,9 @@ def error_array_problems(
             problems.add(f"{path}.code", "required")
         elif code not in codes:
             problems.add(f"{path}.code", f"must be one of {', '.join(codes)}")
-        _text(problems, item, "message", f"{path}.message", required=True, max_length=2000)
+        text_field(problems, item, "message", f"{path}.message", required=True, max_length=2000)
         if line_key:
-            number = _text(
+            number = text_field(
                 problems, item, line_key, f"{path}.{line_key}", required=False, max_length=128
             )
             if number is not None and number not in line_numbers:

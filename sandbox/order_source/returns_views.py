@@ -13,14 +13,6 @@ from sandbox.common import clock, switches, violations
 from sandbox.common.endpoint import endpoint
 from sandbox.common.errors import validation_error
 from sandbox.common.json_bodies import error_response, json_body
-from sandbox.order_source.after_sale import (
-    changed,
-    mark_read,
-    return_json,
-    return_refunds_json,
-    returned_quantities,
-    shipped_quantities,
-)
 from sandbox.order_source.after_sale_answers import (
     complete_answer,
     conflict,
@@ -36,7 +28,6 @@ from sandbox.order_source.after_sale_query import (
     strict_params,
 )
 from sandbox.order_source.bearer import bearer_grant
-from sandbox.order_source.models import Grant, Order, Return
 from sandbox.order_source.order_views import (
     ERRORS,
     _not_found,
@@ -49,6 +40,15 @@ from sandbox.order_source.returns_validation import (
     lines_against_order,
     return_problems,
 )
+from sandbox.records.orders.after_sale import (
+    changed,
+    mark_read,
+    return_json,
+    return_refunds_json,
+    returned_quantities,
+    shipped_quantities,
+)
+from sandbox.records.orders.models import Grant, Order, Return
 
 LIST_PARAMETERS = frozenset({"mp_order_numbers", "status", "updated_after", "page_size", "cursor"})
 

@@ -14,6 +14,7 @@ import re
 from datetime import datetime
 from typing import Any
 
+from sandbox.common.body_checks import Problems, decimal_field, text_field
 from sandbox.common.iso_codes import COUNTRIES_ALPHA3, CURRENCIES
 from sandbox.common.wire_dates import sent_datetime
 
@@ -42,16 +43,7 @@ DATE_WINDOWS = (
 )
 
 _RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$")
-_DECIMAL = re.compile(r"^\d+(\.\d+)?$")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-_MAX_TEXT = 255
-
-
-class Problems(dict):
-    """field path -> reason; the first reason for a path wins."""
-
-    def add(self, path: str, reason: str) -> None:
-        self.setdefault(path, reason)
 
 
 def parse_datetime(value: Any) -> datetime | None:
@@ -65,46 +57,6 @@ def parse_datetime(value: Any) -> datetime | None:
         return datetime.fromisoformat(text)
     except ValueError:
         return None
-
-
-def _text(
-    problems: Problems,
-    data: dict,
-    key: str,
-    path: str,
-    *,
-    required: bool,
-    max_length: int = _MAX_TEXT,
-) -> str | None:
-    value = data.get(key)
-    if value is None:
-        if required:
-            problems.add(path, "required")
-        return None
-    if not isinstance(value, str):
-        problems.add(path, "must be a string")
-        return None
-    if required and not value.strip():
-        problems.add(path, "must not be empty")
-        return None
-    if len(value) > max_length:
-        problems.add(path, f"at most {max_length} characters")
-        return None
-    return value
-
-
-def _money(problems: Problems, data: dict, key: str, path: str, *, required: bool) -> None:
-    value = data.get(key)
-    if value is None:
-        if required:
-            problems.add(path, "required")
-        return
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        problems.add(path, "must be a number or a decimal string")
-    elif isinstance(value, str) and not _DECIMAL.match(value):
-        problems.add(path, "must be a non-negative decimal")
-    elif not isinstance(value, str) and value < 0:
-        problems.add(path, "must not be negative")
 
 
 def _object(problems: Problems, data: dict, key: str, path: str, *, required: bool) -> dict | None:
@@ -144,28 +96,28 @@ def _customer(problems: Problems, body: dict) -> None:
     customer = _object(problems, body, "customer", "customer", required=True)
     if customer is None:
         return
-    _text(problems, customer, "full_name", "customer.full_name", required=True)
-    email = _text(problems, customer, "email", "customer.email", required=True)
+    text_field(problems, customer, "full_name", "customer.full_name", required=True)
+    email = text_field(problems, customer, "email", "customer.email", required=True)
     if email and not _EMAIL.match(email):
         problems.add("customer.email", "not an e-mail address")
-    _text(problems, customer, "phone", "customer.phone", required=False, max_length=64)
-    _text(problems, customer, "vat", "customer.vat", required=False, max_length=64)
+    text_field(problems, customer, "phone", "customer.phone", required=False, max_length=64)
+    text_field(problems, customer, "vat", "customer.vat", required=False, max_length=64)
 
 
-def _shipping_address(problems: Problems, body: dict) -> None:
+def shipping_address_check(problems: Problems, body: dict) -> None:
     address = _object(problems, body, "shipping_address", "shipping_address", required=True)
     if address is None:
         return
     for key in ("full_name", "address1", "city", "postal_code"):
-        _text(problems, address, key, f"shipping_address.{key}", required=True)
+        text_field(problems, address, key, f"shipping_address.{key}", required=True)
     for key in ("address2", "address3", "state", "phone"):
-        _text(problems, address, key, f"shipping_address.{key}", required=False)
-    country = _text(
+        text_field(problems, address, key, f"shipping_address.{key}", required=False)
+    country = text_field(
         problems, address, "country_code", "shipping_address.country_code", required=True
     )
     if country and country not in COUNTRIES_ALPHA3:
         problems.add("shipping_address.country_code", "must be an ISO 3166-1 alpha-3 code")
-    iso2 = _text(
+    iso2 = text_field(
         problems, address, "country_code_iso2", "shipping_address.country_code_iso2", required=False
     )
     if iso2 is not None and not re.fullmatch(r"[A-Z]{2}", iso2):
@@ -179,16 +131,18 @@ def _order_line(problems: Problems, line: Any, path: str, seen: set[str]) -> Non
     if not isinstance(line, dict):
         problems.add(path, "must be an object")
         return
-    number = _text(
+    number = text_field(
         problems, line, "mp_line_number", f"{path}.mp_line_number", required=True, max_length=128
     )
     if number is not None:
         if number in seen:
             problems.add(f"{path}.mp_line_number", "duplicate line number")
         seen.add(number)
-    _text(problems, line, "sku", f"{path}.sku", required=True)
-    _text(problems, line, "product_name", f"{path}.product_name", required=False, max_length=1000)
-    _text(problems, line, "shipping_method", f"{path}.shipping_method", required=False)
+    text_field(problems, line, "sku", f"{path}.sku", required=True)
+    text_field(
+        problems, line, "product_name", f"{path}.product_name", required=False, max_length=1000
+    )
+    text_field(problems, line, "shipping_method", f"{path}.shipping_method", required=False)
     quantity = line.get("quantity")
     if quantity is None:
         problems.add(f"{path}.quantity", "required")
@@ -196,8 +150,8 @@ def _order_line(problems: Problems, line: Any, path: str, seen: set[str]) -> Non
         problems.add(f"{path}.quantity", "must be an integer")
     elif quantity < 1:
         problems.add(f"{path}.quantity", "must be at least 1")
-    _money(problems, line, "unit_price", f"{path}.unit_price", required=True)
-    _money(problems, line, "shipping_price", f"{path}.shipping_price", required=False)
+    decimal_field(problems, line, "unit_price", f"{path}.unit_price", required=True)
+    decimal_field(problems, line, "shipping_price", f"{path}.shipping_price", required=False)
     for list_key, keys in (("taxes", ("type",)), ("discounts", ("name", "type"))):
         items = line.get(list_key)
         if items is None:
@@ -211,8 +165,8 @@ def _order_line(problems: Problems, line: Any, path: str, seen: set[str]) -> Non
                 problems.add(item_path, "must be an object")
                 continue
             for key in keys:
-                _text(problems, item, key, f"{item_path}.{key}", required=True)
-            _money(problems, item, "amount", f"{item_path}.amount", required=True)
+                text_field(problems, item, key, f"{item_path}.{key}", required=True)
+            decimal_field(problems, item, "amount", f"{item_path}.amount", required=True)
 
 
 def order_problems(body: Any, *, path_number: str) -> Problems:
@@ -220,12 +174,12 @@ def order_problems(body: Any, *, path_number: str) -> Problems:
     if not isinstance(body, dict):
         problems.add("", "the body must be a JSON object")
         return problems
-    number = _text(
+    number = text_field(
         problems, body, "mp_order_number", "mp_order_number", required=True, max_length=128
     )
     if number is not None and number != path_number:
         problems.add("mp_order_number", "must match the order number in the path")
-    _text(problems, body, "sales_channel", "sales_channel", required=True)
+    text_field(problems, body, "sales_channel", "sales_channel", required=True)
     _customer(problems, body)
     _datetime_field(problems, body, "purchase_date", required=True)
     currency = body.get("currency")
@@ -233,7 +187,7 @@ def order_problems(body: Any, *, path_number: str) -> Problems:
         problems.add("currency", "required")
     elif not isinstance(currency, str) or currency not in CURRENCIES:
         problems.add("currency", "must be an ISO 4217 currency code")
-    _shipping_address(problems, body)
+    shipping_address_check(problems, body)
     lines = body.get("order_lines")
     if lines is None:
         problems.add("order_lines", "required")
@@ -253,7 +207,7 @@ def order_problems(body: Any, *, path_number: str) -> Problems:
     location = body.get("location")
     if location is not None and not isinstance(location, str | dict):
         problems.add("location", "must be a string or an object")
-    _text(problems, body, "delivery_notes", "delivery_notes", required=False, max_length=2000)
+    text_field(problems, body, "delivery_notes", "delivery_notes", required=False, max_length=2000)
     for earliest_key, latest_key in DATE_WINDOWS:
         earliest = _datetime_field(problems, body, earliest_key, required=False)
         latest = _datetime_field(problems, body, latest_key, required=False)
@@ -307,8 +261,8 @@ def error_report_problems(body: Any) -> Problems:
             problems.add(f"{path}.code", "required")
         elif code not in ERROR_CODES:
             problems.add(f"{path}.code", f"must be one of {', '.join(ERROR_CODES)}")
-        _text(problems, item, "message", f"{path}.message", required=True, max_length=2000)
-        _text(
+        text_field(problems, item, "message", f"{path}.message", required=True, max_length=2000)
+        text_field(
             problems,
             item,
             "mp_line_number",

@@ -6,11 +6,11 @@ import secrets
 from typing import Any
 
 from sandbox.common.control import ControlError
-from sandbox.order_source.after_sale import REFUND_AMOUNTS
-from sandbox.order_source.models import Order, Refund, Return
 from sandbox.orders_v2 import refund_resolve, refunds, return_refunds, returns
 from sandbox.orders_v2.imports import order_import
 from sandbox.orders_v2.models import V2Order
+from sandbox.records.orders.after_sale import REFUND_AMOUNTS
+from sandbox.records.orders.models import Order, Refund, Return
 
 
 def return_of(order: Order, mp_return_number: str) -> Return:

@@ -14,13 +14,13 @@ from django.http import HttpRequest, JsonResponse
 from sandbox.common import switches
 from sandbox.common.errors import query_refused
 from sandbox.common.json_bodies import json_body
-from sandbox.order_source.models import Refund, Return
 from sandbox.orders_v2 import refunds, return_refunds, returns
 from sandbox.orders_v2.dates import strict_datetime
 from sandbox.orders_v2.listing import LIMIT_DEFAULT, LIMIT_MAX, cursor_decode, cursor_encode
 from sandbox.orders_v2.models import ApiUser, V2Order
 from sandbox.orders_v2.packages import PackageError
 from sandbox.orders_v2.views import _object_body, _own_order, v2_view
+from sandbox.records.orders.models import Refund, Return
 
 RETURN_PARAMETERS = frozenset(
     {

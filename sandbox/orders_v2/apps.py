@@ -9,9 +9,9 @@ class OrdersV2Config(AppConfig):
 
     def ready(self) -> None:
         from sandbox.common import resets
-        from sandbox.order_source import state_changes
         from sandbox.orders_v2 import reset, sim_settings
         from sandbox.orders_v2.imports import marketplace_state_changed
+        from sandbox.records.orders import state_changes
 
         resets.register(
             "orders_v2",

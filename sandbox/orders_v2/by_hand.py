@@ -24,8 +24,6 @@ from sandbox.common.carriers import (
 )
 from sandbox.common.control import ControlError
 from sandbox.common.loop import loop_start
-from sandbox.order_source.fulfillment import fulfillments_json
-from sandbox.order_source.models import Order
 from sandbox.orders_v2.dates import strict_datetime
 from sandbox.orders_v2.imports import order_import
 from sandbox.orders_v2.models import V2Order
@@ -37,6 +35,8 @@ from sandbox.orders_v2.packages import (
     package_create,
 )
 from sandbox.orders_v2.status import line_totals
+from sandbox.records.orders.fulfillment import fulfillments_json
+from sandbox.records.orders.models import Order
 
 __all__ = ["fulfillments_json"]
 

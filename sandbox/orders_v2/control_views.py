@@ -11,15 +11,15 @@ from django.http import HttpRequest, JsonResponse
 from sandbox.common import switches
 from sandbox.common.control import ControlError, control
 from sandbox.common.json_bodies import BadBody, error_response, json_object_body
-from sandbox.order_source.after_sale import inspected_refund_json, inspected_return_json
-from sandbox.order_source.models import Order, Refund, Return, Seller
-from sandbox.order_source.order_lookup import order_find
 from sandbox.orders_v2 import after_sale_by_hand, by_hand, sim_settings
 from sandbox.orders_v2.imports import seller_import, seller_settings
 from sandbox.orders_v2.inspection import inspected_json
 from sandbox.orders_v2.models import WORKFLOWS, ApiUser, SellerSettings, V2Order
 from sandbox.orders_v2.packages import PackageError
 from sandbox.orders_v2.tokens import active_tokens, api_user_upsert
+from sandbox.records.orders.after_sale import inspected_refund_json, inspected_return_json
+from sandbox.records.orders.models import Order, Refund, Return, Seller
+from sandbox.records.orders.order_lookup import order_find
 
 
 def _seller(username: str) -> Seller:

@@ -12,9 +12,9 @@ from django.db import IntegrityError, transaction
 
 from sandbox.common import clock
 from sandbox.common.loop import loop_start
-from sandbox.order_source.models import Order, Seller
 from sandbox.orders_v2.models import Event, SellerSettings, V2Order
 from sandbox.orders_v2.status import service_status_refresh
+from sandbox.records.orders.models import Order, Seller
 
 log = logging.getLogger(__name__)
 IMPORT_BATCH = 500  # per seller and run: a big backlog is taken over a few runs

@@ -3,7 +3,7 @@ settings, v2 orders with their packages, cancellations and events."""
 
 from django.db import models
 
-from sandbox.order_source.models import Order, Seller
+from sandbox.records.orders.models import Order, Seller
 
 EACH_SHIPMENT = "each_shipment"
 WHOLE_ORDER = "whole_order"

@@ -15,8 +15,6 @@ from sandbox.common import clock
 from sandbox.common.carriers import CARRIERS, tracking_number
 from sandbox.common.control import ControlError
 from sandbox.common.json_bodies import BadBody
-from sandbox.order_source.after_sale import REFUND_AMOUNTS, refund_json
-from sandbox.order_source.models import Order, Refund, Return, Seller
 from sandbox.orders_v2 import after_sale_by_hand, packages, refunds, returns, sim_settings
 from sandbox.orders_v2.control_views import settings_change
 from sandbox.orders_v2.dates import rfc3339
@@ -24,6 +22,8 @@ from sandbox.orders_v2.imports import seller_import, seller_settings
 from sandbox.orders_v2.inspection import inspected_json
 from sandbox.orders_v2.models import WORKFLOWS, ApiUser, Package, V2Order
 from sandbox.orders_v2.tokens import active_tokens
+from sandbox.records.orders.after_sale import REFUND_AMOUNTS, refund_json
+from sandbox.records.orders.models import Order, Refund, Return, Seller
 
 SERVICE_STATUSES = ("NEW", "READY", "COMPLETE", "CANCELLED", "")
 ORDERS_ON_PAGE = 200

@@ -6,12 +6,12 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from sandbox.order_source.after_sale import REFUND_AMOUNTS
-from sandbox.order_source.models import Refund
 from sandbox.orders_v2 import refund_resolve
 from sandbox.orders_v2.models import V2Order
 from sandbox.orders_v2.packages import PackageError
 from sandbox.orders_v2.page_views import _back, _refused
+from sandbox.records.orders.after_sale import REFUND_AMOUNTS
+from sandbox.records.orders.models import Refund
 
 
 def _posted_lines(request: HttpRequest, row: Refund) -> list[dict]:

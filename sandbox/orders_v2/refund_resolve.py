@@ -16,13 +16,13 @@ from typing import Any
 from django.db import transaction
 
 from sandbox.common import clock
-from sandbox.order_source.after_sale import changed, line_takes, money_text
-from sandbox.order_source.models import Refund, Return
-from sandbox.order_source.returns_validation import decimal_of
+from sandbox.common.body_checks import decimal_of
 from sandbox.orders_v2.imports import event_add
 from sandbox.orders_v2.models import V2Order
 from sandbox.orders_v2.packages import PackageError
 from sandbox.orders_v2.refunds import refund_parse
+from sandbox.records.orders.after_sale import changed, line_takes, money_text
+from sandbox.records.orders.models import Refund, Return
 
 # What "fit" takes down first (the discount, subtracted, is left as it is).
 _CUT_ORDER = ("item_refund", "item_tax_refund", "shipping_refund", "shipping_tax_refund")

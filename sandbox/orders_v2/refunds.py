@@ -8,14 +8,13 @@ from typing import Any
 from django.db import transaction
 
 from sandbox.common import clock
+from sandbox.common.body_checks import Problems, money_field, text_field
 from sandbox.common.iso_codes import CURRENCIES
-from sandbox.order_source.after_sale import REFUND_AMOUNTS, money_number, money_text
-from sandbox.order_source.models import Refund
-from sandbox.order_source.returns_validation import money_check as _money
-from sandbox.order_source.validation import Problems, _text
 from sandbox.orders_v2.imports import event_add
 from sandbox.orders_v2.models import V2Order
 from sandbox.orders_v2.packages import PackageError
+from sandbox.records.orders.after_sale import REFUND_AMOUNTS, money_number, money_text
+from sandbox.records.orders.models import Refund
 
 _REASON = re.compile(r"^[a-z][a-z0-9_]*$")
 REFUND_KEYS = frozenset({"cp_refund_number", "refund_lines"})
@@ -32,7 +31,7 @@ def refund_parse(order: V2Order, body: Any) -> tuple[str, list[dict[str, Any]]]:
     problems = Problems()
     for key in sorted(set(body) - REFUND_KEYS):
         problems.add(key, "unknown field")
-    number = _text(problems, body, "cp_refund_number", "cp_refund_number", required=False)
+    number = text_field(problems, body, "cp_refund_number", "cp_refund_number", required=False)
     raw = body.get("refund_lines")
     lines: list[dict[str, Any]] = []
     by_id = {line["id"]: line for line in order.lines}
@@ -52,11 +51,11 @@ def refund_parse(order: V2Order, body: Any) -> tuple[str, list[dict[str, Any]]]:
                 f"{path}.feedamp_order_line_id",
                 f"the order has no line {item.get('feedamp_order_line_id')!r}",
             )
-        reason = _text(problems, item, "refund_reason", f"{path}.refund_reason", required=True)
+        reason = text_field(problems, item, "refund_reason", f"{path}.refund_reason", required=True)
         if reason is not None and not _REASON.match(reason):
             # v2 writes reasons in lower case (``customer_cancelled``); v1 shows them upper.
             problems.add(f"{path}.refund_reason", "lower case letters and _ (customer_cancelled)")
-        _text(
+        text_field(
             problems, item, "refund_notes", f"{path}.refund_notes", required=False, max_length=2000
         )
         quantity = item.get("refund_quantity")
@@ -66,7 +65,7 @@ def refund_parse(order: V2Order, body: Any) -> tuple[str, list[dict[str, Any]]]:
         if not isinstance(currency, str) or currency not in CURRENCIES:
             problems.add(f"{path}.currency", "required, an ISO 4217 currency code")
         for key in REFUND_AMOUNTS:
-            _money(problems, item, key, f"{path}.{key}", required=True)
+            money_field(problems, item, key, f"{path}.{key}", required=True)
         if not problems and line is not None:
             lines.append(
                 {

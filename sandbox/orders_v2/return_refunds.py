@@ -16,13 +16,11 @@ from typing import Any
 from django.db import transaction
 
 from sandbox.common import clock
-from sandbox.order_source.after_sale import changed, money_text
-from sandbox.order_source.models import Return
-from sandbox.order_source.returns_validation import decimal_of
-from sandbox.order_source.returns_validation import money_check as _money
-from sandbox.order_source.validation import Problems, _text
+from sandbox.common.body_checks import Problems, decimal_of, money_field, text_field
 from sandbox.orders_v2.packages import PackageError
 from sandbox.orders_v2.returns import refundable, return_event, return_line_id
+from sandbox.records.orders.after_sale import changed, money_text
+from sandbox.records.orders.models import Return
 
 BODY_KEYS = frozenset({"merchant_refund_lines"})
 LINE_KEYS = frozenset(
@@ -54,9 +52,11 @@ def _line(
     full = item.get("merchant_full_refund", False)
     if not isinstance(full, bool):
         problems.add(f"{path}.merchant_full_refund", "must be true or false")
-    _money(problems, item, "item_refund", f"{path}.item_refund", required=full is not True)
-    _money(problems, item, "shipping_refund", f"{path}.shipping_refund", required=False)
-    _text(problems, item, "refund_notes", f"{path}.refund_notes", required=False, max_length=2000)
+    money_field(problems, item, "item_refund", f"{path}.item_refund", required=full is not True)
+    money_field(problems, item, "shipping_refund", f"{path}.shipping_refund", required=False)
+    text_field(
+        problems, item, "refund_notes", f"{path}.refund_notes", required=False, max_length=2000
+    )
     if problems or line is None:
         return None
     item_refund = item.get("item_refund")

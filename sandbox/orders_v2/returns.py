@@ -18,13 +18,13 @@ from typing import Any
 from django.db import transaction
 
 from sandbox.common import clock, switches
-from sandbox.order_source.after_sale import changed, money_number
-from sandbox.order_source.models import Return
-from sandbox.order_source.returns_validation import decimal_of
+from sandbox.common.body_checks import decimal_of
 from sandbox.orders_v2.dates import rfc3339
 from sandbox.orders_v2.imports import event_add
 from sandbox.orders_v2.models import V2Order
 from sandbox.orders_v2.packages import PackageError
+from sandbox.records.orders.after_sale import changed, money_number
+from sandbox.records.orders.models import Return
 
 OPERATIONS = ("authorize", "reject")
 OPERATION_KEYS = {"authorize": frozenset({"rma"}), "reject": frozenset({"reason"})}

@@ -2,15 +2,15 @@
 
 from typing import Any
 
-from sandbox.order_source.contract_fields import (
+from sandbox.orders_v2.dates import rfc3339
+from sandbox.orders_v2.fulfillment_kinds import fulfillment_type_of
+from sandbox.orders_v2.models import Cancellation, Package, V2Order
+from sandbox.records.orders.contract_fields import (
     ADDRESS_FIELDS,
     CUSTOMER_FIELDS,
     DISCOUNT_FIELDS,
     TAX_FIELDS,
 )
-from sandbox.orders_v2.dates import rfc3339
-from sandbox.orders_v2.fulfillment_kinds import fulfillment_type_of
-from sandbox.orders_v2.models import Cancellation, Package, V2Order
 
 WINDOWS = (
     "earliest_ship_date",

@@ -14,8 +14,8 @@ from django.http import HttpRequest
 
 from sandbox.common import clock
 from sandbox.common.secrets_hashing import new_token, password_hash, password_matches, token_hash
-from sandbox.order_source.models import Seller
 from sandbox.orders_v2.models import ApiToken, ApiUser
+from sandbox.records.orders.models import Seller
 
 TOKEN_LIFETIME = timedelta(hours=24)
 MAX_ACTIVE_TOKENS = 100

@@ -10,17 +10,17 @@ deleted later shows as such. A change the marketplace can see bumps the order's
 """
 
 from sandbox.common import clock
-from sandbox.order_source.fulfillment import (
+from sandbox.orders_v2.dates import local_date
+from sandbox.orders_v2.imports import event_add, seller_settings
+from sandbox.orders_v2.models import EACH_SHIPMENT, Cancellation, Package, V2Order
+from sandbox.orders_v2.status import all_settled, line_totals
+from sandbox.records.orders.fulfillment import (
     STORED_NAMES,
     line_summaries,
     ordered_quantities,
     overall_status,
 )
-from sandbox.order_source.models import Order
-from sandbox.orders_v2.dates import local_date
-from sandbox.orders_v2.imports import event_add, seller_settings
-from sandbox.orders_v2.models import EACH_SHIPMENT, Cancellation, Package, V2Order
-from sandbox.orders_v2.status import all_settled, line_totals
+from sandbox.records.orders.models import Order
 
 
 def _released_view(order: V2Order) -> dict[str, dict[str, list]]:

@@ -2,8 +2,8 @@ from django.apps import AppConfig
 
 
 class PlatformApiConfig(AppConfig):
-    """No models of its own (catalog, exports and imports keep theirs): installed for its
-    page templates and to register what the reset clears of the Auth and Platform APIs."""
+    """No models of its own (exports and imports keep theirs): installed for its page
+    templates and to register what the reset clears of the Platform API."""
 
     name = "sandbox.platform_api"
     label = "sandbox_platform_api"
@@ -16,6 +16,5 @@ class PlatformApiConfig(AppConfig):
         resets.register(
             "platform_api",
             data_models=reset.DATA_MODELS,
-            account_models=reset.ACCOUNT_MODELS,
             memory_reset=reset.memory_reset,
         )

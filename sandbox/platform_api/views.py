@@ -2,12 +2,13 @@
 
 from django.http import HttpRequest, HttpResponse
 
-from sandbox.auth_api.endpoint import platform_endpoint, strings_response
-from sandbox.auth_api.models import PlatformUser
-from sandbox.platform_api.catalog.access import account_for_user
-from sandbox.platform_api.catalog.models import CatalogDatabase
+from sandbox.common.api_php.endpoint import strings_response
+from sandbox.platform_api.endpoint import platform_endpoint
 from sandbox.platform_api.exports.models import ExportRun
 from sandbox.platform_api.imports.models import Import
+from sandbox.records.api_users.models import PlatformUser
+from sandbox.records.databases.access import account_for_user
+from sandbox.records.databases.models import CatalogDatabase
 
 
 def _db_json(db: CatalogDatabase) -> dict:

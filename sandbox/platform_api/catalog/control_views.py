@@ -4,13 +4,13 @@ list and change its rows, load a generated catalog, seed the demo data."""
 from django.http import HttpRequest, JsonResponse
 from django.shortcuts import get_object_or_404
 
-from sandbox.auth_api.models import PlatformAccount, PlatformUser
-from sandbox.auth_api.users import account_upsert
 from sandbox.common.api_php.control import platform_control, required_text
 from sandbox.common.json_bodies import BadBody, json_object_body
 from sandbox.platform_api.catalog.databases import db_create, db_generate, db_json, rows_change
 from sandbox.platform_api.catalog.demo import demo_seed
-from sandbox.platform_api.catalog.models import CatalogDatabase
+from sandbox.records.api_users.models import PlatformAccount, PlatformUser
+from sandbox.records.api_users.users import account_upsert
+from sandbox.records.databases.models import CatalogDatabase
 
 MAX_GENERATED = 1_000_000
 

@@ -4,11 +4,11 @@ from collections.abc import Iterable
 
 from django.db import transaction
 
-from sandbox.auth_api.models import PlatformAccount
 from sandbox.common import clock
 from sandbox.common.json_bodies import BadBody
-from sandbox.platform_api.catalog.models import CatalogDatabase, CatalogRow
 from sandbox.platform_api.catalog.products import PRODUCT_FIELDS, product_rows
+from sandbox.records.api_users.models import PlatformAccount
+from sandbox.records.databases.models import CatalogDatabase, CatalogRow
 
 BATCH = 2000
 

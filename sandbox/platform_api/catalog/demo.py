@@ -2,9 +2,9 @@
 account per demo seller, each with a database of ~2 000 realistic products. Idempotent:
 a database that already has rows is left as it is (so changes made while playing stay)."""
 
-from sandbox.auth_api.users import account_upsert, api_user_upsert
 from sandbox.platform_api.catalog.databases import db_create, db_generate
-from sandbox.platform_api.catalog.models import CatalogDatabase
+from sandbox.records.api_users.users import account_upsert, api_user_upsert
+from sandbox.records.databases.models import CatalogDatabase
 
 API_USER = ("marketplace-api", "marketplace-api-pass", "api@marketplace.example")
 # (account name, database name, SKU prefix, seed): one per demo seller of the marketplace.

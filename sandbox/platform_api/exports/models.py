@@ -2,7 +2,7 @@
 
 from django.db import models
 
-from sandbox.platform_api.catalog.models import CatalogDatabase
+from sandbox.records.databases.models import CatalogDatabase
 
 
 class Export(models.Model):

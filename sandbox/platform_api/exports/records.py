@@ -6,13 +6,13 @@ from sandbox.common import clock
 from sandbox.common.api_php.errors import ApiError
 from sandbox.common.log_times import log_time
 from sandbox.common.schedule import schedule_set
-from sandbox.platform_api.catalog.models import CatalogDatabase
 from sandbox.platform_api.exports.models import Export, ExportField, ExportLog
 from sandbox.platform_api.exports.settings import (
     export_fields_parse,
     settings_merge,
     xml_names_check,
 )
+from sandbox.records.databases.models import CatalogDatabase
 
 
 def _rfc3339(moment: object) -> str | None:

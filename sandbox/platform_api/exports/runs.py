@@ -22,9 +22,9 @@ from django.db import close_old_connections, transaction
 
 from sandbox.common import clock, switches
 from sandbox.common.api_php.errors import ApiError
-from sandbox.platform_api.catalog.models import CatalogRow
 from sandbox.platform_api.exports.models import Export, ExportLog, ExportRun
 from sandbox.platform_api.exports.writer import ExportFile, export_file
+from sandbox.records.databases.models import CatalogRow
 
 log = logging.getLogger(__name__)
 

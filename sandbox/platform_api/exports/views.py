@@ -2,10 +2,9 @@
 
 from django.http import HttpRequest, HttpResponse
 
-from sandbox.auth_api.endpoint import platform_endpoint, strings_response
-from sandbox.auth_api.models import PlatformUser
+from sandbox.common.api_php.endpoint import strings_response
 from sandbox.common.json_bodies import json_object_body
-from sandbox.platform_api.catalog.access import db_for_user
+from sandbox.platform_api.endpoint import platform_endpoint
 from sandbox.platform_api.exports.models import Export
 from sandbox.platform_api.exports.records import (
     export_add,
@@ -15,6 +14,8 @@ from sandbox.platform_api.exports.records import (
     export_update,
 )
 from sandbox.platform_api.exports.runs import run_in_background, run_start
+from sandbox.records.api_users.models import PlatformUser
+from sandbox.records.databases.access import db_for_user
 
 
 @platform_endpoint(group="exports", methods=("GET", "POST"))

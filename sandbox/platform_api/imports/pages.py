@@ -1,7 +1,7 @@
 """What the sandbox's database page shows of the database's imports."""
 
-from sandbox.platform_api.catalog.models import CatalogDatabase
 from sandbox.platform_api.imports.models import Import
+from sandbox.records.databases.models import CatalogDatabase
 
 
 def imports_with_last_log(*, db: CatalogDatabase) -> list[dict]:

@@ -9,7 +9,6 @@ from sandbox.common import clock, switches
 from sandbox.common.api_php.errors import ApiError
 from sandbox.common.log_times import log_time
 from sandbox.common.schedule import schedule_set
-from sandbox.platform_api.catalog.models import CatalogDatabase
 from sandbox.platform_api.imports.fetch import FetchError, header_read
 from sandbox.platform_api.imports.file_map import (
     NO_DELIMITERS,
@@ -21,6 +20,7 @@ from sandbox.platform_api.imports.file_map import (
 )
 from sandbox.platform_api.imports.models import Import, ImportLog
 from sandbox.platform_api.imports.settings import delimiters_stored, settings_merge
+from sandbox.records.databases.models import CatalogDatabase
 
 
 def platform_time(moment: datetime | None) -> str:

@@ -22,7 +22,6 @@ from django.db.models.fields.json import KeyTransform
 
 from sandbox.common import clock
 from sandbox.common.api_php.errors import ApiError
-from sandbox.platform_api.catalog.models import CatalogDatabase, CatalogRow
 from sandbox.platform_api.imports.fetch import (
     FetchError,
     UnreadableFile,
@@ -33,6 +32,7 @@ from sandbox.platform_api.imports.fetch import (
 from sandbox.platform_api.imports.file_map import positions_of
 from sandbox.platform_api.imports.models import Import, ImportLog
 from sandbox.platform_api.imports.settings import dialect_of
+from sandbox.records.databases.models import CatalogDatabase, CatalogRow
 
 log = logging.getLogger(__name__)
 

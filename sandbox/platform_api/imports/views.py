@@ -2,10 +2,9 @@
 
 from django.http import HttpRequest, HttpResponse
 
-from sandbox.auth_api.endpoint import platform_endpoint, strings_response
-from sandbox.auth_api.models import PlatformUser
+from sandbox.common.api_php.endpoint import strings_response
 from sandbox.common.json_bodies import json_object_body
-from sandbox.platform_api.catalog.access import db_for_user
+from sandbox.platform_api.endpoint import platform_endpoint
 from sandbox.platform_api.imports.models import Import
 from sandbox.platform_api.imports.records import (
     import_add,
@@ -16,6 +15,8 @@ from sandbox.platform_api.imports.records import (
     import_schedule,
     import_update,
 )
+from sandbox.records.api_users.models import PlatformUser
+from sandbox.records.databases.access import db_for_user
 
 
 @platform_endpoint(group="imports", methods=("GET", "POST"))

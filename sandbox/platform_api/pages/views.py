@@ -14,18 +14,18 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from sandbox.auth_api.models import OutboxEmail, PlatformAccount, PlatformUser
 from sandbox.common import clock
 from sandbox.common.api_php import rate_limits
 from sandbox.common.api_php.errors import ApiError
 from sandbox.common.pages import db_sections
-from sandbox.platform_api.catalog.models import CatalogDatabase
 from sandbox.platform_api.exports.models import Export, ExportRun
 from sandbox.platform_api.exports.records import export_json
 from sandbox.platform_api.exports.runs import run_in_background, run_start
 from sandbox.platform_api.imports import runs as import_runs
 from sandbox.platform_api.imports.models import Import
 from sandbox.platform_api.imports.pages import imports_with_last_log
+from sandbox.records.api_users.models import OutboxEmail, PlatformAccount, PlatformUser
+from sandbox.records.databases.models import CatalogDatabase
 
 ROWS_PER_PAGE = 50
 PREVIEW_BYTES = 20_000

@@ -1,7 +1,7 @@
 """Finding an order for the control API, where the number alone may be ambiguous."""
 
 from sandbox.common.control import ControlError
-from sandbox.order_source.models import Order
+from sandbox.records.orders.models import Order
 
 
 class OrderLookupError(ControlError):

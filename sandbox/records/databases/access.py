@@ -1,8 +1,8 @@
 """Which accounts and databases an API user reaches (404 unknown, 403 not theirs)."""
 
-from sandbox.auth_api.models import PlatformAccount, PlatformUser
 from sandbox.common.api_php.errors import ApiError
-from sandbox.platform_api.catalog.models import CatalogDatabase
+from sandbox.records.api_users.models import PlatformAccount, PlatformUser
+from sandbox.records.databases.models import CatalogDatabase
 
 
 def _number(value: str, what: str) -> int:

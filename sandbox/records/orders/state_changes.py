@@ -7,7 +7,7 @@ the dependency points from them to this room, never back."""
 from collections.abc import Callable
 from datetime import datetime
 
-from sandbox.order_source.models import Order
+from sandbox.records.orders.models import Order
 
 Listener = Callable[[Order, str, datetime], None]
 

@@ -6,8 +6,8 @@ Lines the order does not have may appear there (a "bad" fulfillment on request).
 """
 
 from sandbox.common import switches
-from sandbox.order_source.contract_fields import placed_contract_fields
-from sandbox.order_source.models import Order
+from sandbox.records.orders.contract_fields import placed_contract_fields
+from sandbox.records.orders.models import Order
 
 # Our choice: a line's status uses the same words as the order's fulfillment status.
 PENDING = "PENDING"

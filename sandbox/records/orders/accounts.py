@@ -2,7 +2,7 @@
 
 from sandbox.common import clock
 from sandbox.common.secrets_hashing import password_hash, token_hash
-from sandbox.order_source.models import Client, Seller
+from sandbox.records.orders.models import Client, Seller
 
 
 def client_upsert(

@@ -1,8 +1,8 @@
 """API users and platform accounts: idempotent upserts used by the control API and the CLI."""
 
-from sandbox.auth_api.models import PlatformAccount, PlatformUser
 from sandbox.common import clock
 from sandbox.common.secrets_hashing import password_hash
+from sandbox.records.api_users.models import PlatformAccount, PlatformUser
 
 
 def account_upsert(*, account_name: str) -> PlatformAccount:

@@ -2,7 +2,7 @@
 
 from django.db import models
 
-from sandbox.auth_api.models import PlatformAccount, PlatformUser
+from sandbox.records.api_users.models import PlatformAccount, PlatformUser
 
 
 class CatalogDatabase(models.Model):

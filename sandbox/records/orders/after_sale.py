@@ -14,10 +14,10 @@ from zoneinfo import ZoneInfo
 from django.db.models import QuerySet
 
 from sandbox.common import switches
-from sandbox.order_source.contract_fields import ADDRESS_FIELDS
-from sandbox.order_source.fulfillment import line_records
-from sandbox.order_source.models import Order, Refund, Return
-from sandbox.order_source.returns_validation import RETURN_LINE_FIELDS, decimal_of
+from sandbox.common.body_checks import decimal_of
+from sandbox.records.orders.contract_fields import ADDRESS_FIELDS
+from sandbox.records.orders.fulfillment import line_records
+from sandbox.records.orders.models import Order, Refund, Return
 
 RETURN_LINE_KEYS = (
     "mp_return_line_number",
@@ -35,7 +35,6 @@ RETURN_LINE_KEYS = (
     "carrier",
     "tracking_number",
 )
-assert frozenset(RETURN_LINE_KEYS) == RETURN_LINE_FIELDS
 REFUND_AMOUNTS = (
     "item_refund",
     "item_tax_refund",

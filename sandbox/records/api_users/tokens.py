@@ -3,9 +3,9 @@ call (our choice: no expiry otherwise, as the contract's "reused until it stops 
 
 import secrets
 
-from sandbox.auth_api.models import PlatformToken, PlatformUser
 from sandbox.common import clock
 from sandbox.common.secrets_hashing import token_hash
+from sandbox.records.api_users.models import PlatformToken, PlatformUser
 
 
 def token_issue(*, user: PlatformUser, name: str) -> str:

@@ -1,0 +1,2 @@
+"""Platform accounts, API users with their two-factor codes and named API tokens, and the
+outbox the platform's e-mails land in."""
