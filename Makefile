@@ -50,11 +50,12 @@ run: seed
 sandbox: install
 	$(PY) -m sandbox serve --port $(SANDBOX_PORT)
 
-## make test: ruff (lint and format) + mypy + migration checks (app and sandbox) + the whole pytest suite (Postgres/Redis when DATABASE_URL/REDIS_URL are set).
+## make test: ruff (lint and format) + mypy (the app, then the sandbox with its own settings) + migration checks (app and sandbox) + the whole pytest suite (Postgres/Redis when DATABASE_URL/REDIS_URL are set).
 test: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/mypy --config-file sandbox/mypy.ini
 	$(PY) manage.py makemigrations --check --dry-run -v 1
 	DJANGO_SETTINGS_MODULE=sandbox.settings $(PY) -m django makemigrations --check --dry-run -v 1
 	$(PY) -m pytest $(PYTEST_ARGS)
@@ -63,6 +64,7 @@ lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/mypy --config-file sandbox/mypy.ini
 
 format: install-dev
 	$(BIN)/ruff check --fix .

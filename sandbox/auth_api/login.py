@@ -24,15 +24,20 @@ INVALID = "Invalid Authentication"
 METHODS = ("token",)
 
 
-def _text(body: dict, key: str, *, required: bool) -> str | None:
+def _text(body: dict, key: str) -> str | None:
     value = body.get(key)
     if value is None or value == "":
-        if required:
-            raise ApiError(f"{key}: required")
         return None
     if not isinstance(value, str | int) or isinstance(value, bool):
         raise ApiError(f"{key}: must be a string")
     return str(value)
+
+
+def _required_text(body: dict, key: str) -> str:
+    value = _text(body, key)
+    if value is None:
+        raise ApiError(f"{key}: required")
+    return value
 
 
 def _mask(email: str) -> str:
@@ -79,13 +84,13 @@ def _code_spend(*, user: PlatformUser, code: str) -> bool:
 
 
 def login(*, body: dict) -> dict:
-    username = _text(body, "username", required=True)
-    password = _text(body, "password", required=True)
-    method = _text(body, "method", required=True)
+    username = _required_text(body, "username")
+    password = _required_text(body, "password")
+    method = _required_text(body, "method")
     if method not in METHODS:
         raise ApiError(f"method: must be one of {', '.join(METHODS)}")
-    twofa = _text(body, "twofa_token", required=False)
-    name = _text(body, "name", required=False) or ""
+    twofa = _text(body, "twofa_token")
+    name = _text(body, "name") or ""
     user = PlatformUser.objects.filter(username=username).first()
     if user is None or not password_matches(password, user.password_hash):
         raise ApiError(INVALID)

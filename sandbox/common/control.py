@@ -5,11 +5,9 @@ from collections.abc import Callable
 
 from django.http import JsonResponse
 
-from sandbox.common.endpoint import ErrorShape, endpoint
+from sandbox.common.endpoint import ErrorShape, View, endpoint
 from sandbox.common.json_bodies import BadBody, error_response
 from sandbox.common.query_params import problems_message
-
-View = Callable[..., JsonResponse]
 
 
 class ControlError(Exception):

@@ -83,7 +83,7 @@ def endpoint(
                         params, problems = query_params(request, parameters)
                         if problems:
                             return errors.query_refused(problems)
-                    leading = (caller,) if auth is not None else ()
+                    leading: tuple[object, ...] = (caller,) if auth is not None else ()
                     if pass_params:
                         leading += (params,)
                     return view(request, *leading, *args, **kwargs)

@@ -18,12 +18,15 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import Any, TypeVar
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from sandbox.common.api_php import keys as platform_keys
 from sandbox.common.api_php.fault_shapes import platform_shaped
 from sandbox.common.request_log import endpoint_key
+
+N = TypeVar("N", int, float)
 
 KINDS = {
     "rate_limit",
@@ -94,7 +97,9 @@ _rules: list[FaultRule] = []
 _next_id = 1
 
 
-def _number(spec: dict, key: str, kind: type, default: object, minimum: float = 0) -> object:
+def _optional_number(
+    spec: dict[str, Any], key: str, kind: type[N], default: N | None, minimum: float = 0
+) -> N | None:
     value = spec.get(key, default)
     if value is None:
         return None
@@ -103,6 +108,12 @@ def _number(spec: dict, key: str, kind: type, default: object, minimum: float = 
     if value < minimum:
         raise FaultSpecError(f"{key} must be >= {minimum}")
     return kind(value)
+
+
+def _number(spec: dict[str, Any], key: str, kind: type[N], default: N) -> N:
+    """As ``_optional_number``; a null is the default."""
+    value = _optional_number(spec, key, kind, default)
+    return default if value is None else value
 
 
 def rule_add(spec: dict) -> FaultRule:
@@ -114,7 +125,7 @@ def rule_add(spec: dict) -> FaultRule:
     known = ENDPOINTS | platform_keys.ENDPOINTS | {platform_keys.WILDCARD}
     if endpoint != "*" and endpoint not in known:
         raise FaultSpecError(f"endpoint must be '*' or one of {sorted(known)}")
-    probability = _number(spec, "probability", float, None)
+    probability = _optional_number(spec, "probability", float, None)
     if probability is not None and probability > 1:
         raise FaultSpecError("probability must be between 0 and 1")
     reset_format = spec.get("reset_format", "epoch")
@@ -126,7 +137,7 @@ def rule_add(spec: dict) -> FaultRule:
             id=_next_id,
             endpoint=endpoint,
             kind=kind,
-            count=_number(spec, "count", int, None, 1),
+            count=_optional_number(spec, "count", int, None, 1),
             skip=_number(spec, "skip", int, 0),
             probability=probability,
             seed=seed,
@@ -250,18 +261,18 @@ class FaultMiddleware:
         if not request.path.startswith(("/api/v1/", platform_keys.PATH_PREFIX)):
             return None
         key = endpoint_key(request)
-        request.sandbox_endpoint = key
+        request.sandbox_endpoint = key  # type: ignore[attr-defined]
         if not _rules:
             return None
         latency_ms, rule = _select(key)
         if latency_ms:
             time.sleep(latency_ms / 1000)
-            request.sandbox_fault = "latency"
+            request.sandbox_fault = "latency"  # type: ignore[attr-defined]
         if rule is None:
             return None
-        request.sandbox_fault = rule.kind
+        request.sandbox_fault = rule.kind  # type: ignore[attr-defined]
         if rule.after_view:
-            request.sandbox_after_fault = rule
+            request.sandbox_after_fault = rule  # type: ignore[attr-defined]
             return None
         if rule.kind == "hang":
             time.sleep(rule.hang_seconds)

@@ -59,7 +59,7 @@ def record(request: HttpRequest, response: HttpResponse, started: float) -> None
     key = getattr(request, "sandbox_endpoint", None) or endpoint_key(request)
     status = str(response.status_code)
     entry = {
-        "request_id": request.sandbox_request_id,
+        "request_id": getattr(request, "sandbox_request_id", ""),
         "method": request.method,
         "path": request.path,
         "query": _redacted_query(request.META.get("QUERY_STRING", "")),
@@ -115,9 +115,11 @@ class RequestLogMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         started = time.monotonic()
-        request.sandbox_request_id = uuid.uuid4().hex
+        request_id = uuid.uuid4().hex
+        # Read after this by the views, violations and the log (getattr: no typed place).
+        request.sandbox_request_id = request_id  # type: ignore[attr-defined]
         response = self.get_response(request)
-        response["X-Request-Id"] = request.sandbox_request_id
+        response["X-Request-Id"] = request_id
         if request.path not in _UNLOGGED_PATHS and not (
             request.path.startswith("/sandbox/") and request.method == "GET"
         ):

@@ -68,7 +68,7 @@ class WaitBook:
                 sent_at,
                 until,
                 response.status_code,
-                request.sandbox_request_id,
+                getattr(request, "sandbox_request_id", ""),
                 connection=_connection(request),
                 target=_target(request),
             )
@@ -86,7 +86,7 @@ class WaitBook:
             kind=self._kind,
             seller=seller,
             client_id=client_id,
-            request_id=request.sandbox_request_id,
+            request_id=getattr(request, "sandbox_request_id", ""),
             detail=(
                 f"{request.method} {request.path} arrived "
                 f"{arrived_at - wait.sent_at:.3f} s after a {wait.status} "

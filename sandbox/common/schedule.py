@@ -19,6 +19,19 @@ log = logging.getLogger(__name__)
 _RANGES = {"day": (0, 6), "hour": (0, 23), "minute": (0, 59)}
 
 
+class Scheduled(models.Model):
+    """A row that runs on its schedule (an export, an import): the columns this module
+    reads and sets."""
+
+    cron = models.CharField(max_length=100, null=True, blank=True)  # noqa: DJ001 - null = unset
+    paused = models.BooleanField(default=False)
+    next_run_time = models.DateTimeField(null=True, blank=True, db_index=True)
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        abstract = True
+
+
 def _part(body: dict, key: str) -> str:
     value = body.get(key)
     if isinstance(value, bool) or not isinstance(value, str | int):
@@ -72,14 +85,14 @@ def next_run(cron: str, after: datetime) -> datetime:
 
 
 @transaction.atomic
-def schedule_set(*, model: type[models.Model], item_id: int, body: dict) -> dict:
+def schedule_set(*, model: type[Scheduled], item_id: int, body: dict) -> dict:
     """``PUT …/schedule`` of an export or an import (``cron``, ``paused``,
     ``next_run_time``, ``updated_at`` fields); answers ``{"cron", "paused"}``."""
     sets, cron = cron_from(body)
     paused = paused_from(body)
     if not sets and paused is None:
         raise ApiError("day, hour and minute, or paused: required")
-    item = model.objects.select_for_update().get(id=item_id)
+    item = model._default_manager.select_for_update().get(pk=item_id)
     had = item.cron
     if sets:
         item.cron = cron
@@ -101,17 +114,18 @@ def schedule_set(*, model: type[models.Model], item_id: int, body: dict) -> dict
     return {"cron": answered, "paused": paused_value}
 
 
-def due_start(model: type[models.Model], start: Callable[[Any], None]) -> int:
+def due_start(model: type[Scheduled], start: Callable[[Any], None]) -> int:
     """Start the due runs of ``model``'s scheduled rows with ``start``; how many started.
 
     ``start`` raises ``ApiError`` when the row's previous run is still going."""
     now = clock.now()
     started = 0
-    for row in model.objects.filter(
+    for row in model._default_manager.filter(
         cron__isnull=False, paused=False, next_run_time__lte=now
     ).order_by("next_run_time"):
+        assert row.cron is not None  # the filter's
         # Claim the slot first: a slow run never makes the ticker start it twice.
-        moved = model.objects.filter(id=row.id, next_run_time=row.next_run_time).update(
+        moved = model._default_manager.filter(pk=row.pk, next_run_time=row.next_run_time).update(
             next_run_time=next_run(row.cron, now)
         )
         if not moved:

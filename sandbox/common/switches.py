@@ -71,7 +71,7 @@ AFTER_SALE_POINTS = (
 )
 # -- end of the after-sale readings ------------------------------------------------------
 
-READING_POINTS = (
+READING_POINTS: tuple[str, ...] = (
     *AFTER_SALE_POINTS,
     "import_cron",
     "schedule_hour",

@@ -35,6 +35,7 @@ def _limited(request: HttpRequest, user: object, call: Callable[[], HttpResponse
     assert isinstance(user, PlatformUser)
     waits.check_arrival(user, request, arrived_at=time.time())
     decision = rate_limits.take(GROUP, f"user:{user.id}")
+    response: HttpResponse
     if decision.allowed and state.take_unavailable():
         response = fail(UNAVAILABLE, 503)
         state.count(requests=1, unavailable=1)

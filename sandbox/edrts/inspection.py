@@ -3,6 +3,7 @@
 else ``import``) and when EDRTS last set each (received → processed, wall-clock)."""
 
 from datetime import datetime
+from typing import Any
 
 from django.db.models import Count, Q, Sum
 
@@ -85,11 +86,11 @@ def products_json(
         rows = rows.filter(key__in=stamped)
     total = rows.count()
     chosen = list(rows.order_by("id").only("key", "data")[(page - 1) * per_page : page * per_page])
-    stamps: dict[str, dict[str, dict]] = {}
-    for stamp in EdrtsFieldStamp.objects.filter(db=db, key__in=[r.key for r in chosen]).values(
+    stamps: dict[str, dict[str, dict[str, Any]]] = {}
+    for found in EdrtsFieldStamp.objects.filter(db=db, key__in=[r.key for r in chosen]).values(
         "key", "field", "value", "received_at", "set_at", "job__correlation_id", "job__batch_index"
     ):
-        stamps.setdefault(stamp["key"], {})[stamp["field"]] = stamp
+        stamps.setdefault(found["key"], {})[found["field"]] = dict(found)
     mp_fields = [f for f in db.fields if f.startswith(MP_PREFIX)]
     products = []
     for row in chosen:

@@ -2,6 +2,7 @@
 ``DELETE`` answer's ``data`` (reading A and B of ``edrts_answer``) and the job endpoint's."""
 
 import uuid
+from typing import Any
 
 from django.db import transaction
 from django.http import HttpRequest
@@ -83,15 +84,19 @@ def accepted_data(
     )
     return {
         "requests_in_queue": queued,
-        "last_processed_job": None
-        if last is None
-        else {
-            "id": str(last.id),
-            "received_timestamp": _iso(last.received_at),
-            "processed_timestamp": _iso(last.processed_at),
-            "processing_time": round((last.processed_at - last.received_at).total_seconds(), 3),
-            "details_url": details_url(request, last),
-        },
+        "last_processed_job": None if last is None else _processed_json(request, last),
+    }
+
+
+def _processed_json(request: HttpRequest, job: EdrtsJob) -> dict[str, Any]:
+    processed_at = job.processed_at
+    assert processed_at is not None  # the status lists processed jobs only
+    return {
+        "id": str(job.id),
+        "received_timestamp": _iso(job.received_at),
+        "processed_timestamp": _iso(processed_at),
+        "processing_time": round((processed_at - job.received_at).total_seconds(), 3),
+        "details_url": details_url(request, job),
     }
 
 

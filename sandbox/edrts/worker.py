@@ -11,6 +11,7 @@ fail or lose the batch (``state``): nothing is applied then.
 
 import logging
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import Model
@@ -18,6 +19,7 @@ from django.utils import timezone
 
 from sandbox.common import clock, violations
 from sandbox.common.loop import loop_start
+from sandbox.common.model_fields import concrete_field
 from sandbox.edrts import state
 from sandbox.edrts.models import EdrtsFieldStamp, EdrtsJob
 from sandbox.records.databases.models import CatalogDatabase, CatalogRow
@@ -29,8 +31,8 @@ NOT_FOUND_MESSAGE = "No product with this id"
 CHUNK = 500  # rows a statement (7 parameters each: well under SQLite's 32 766)
 
 
-def _prep(model: type[Model], field: str, value: object) -> object:
-    return model._meta.get_field(field).get_db_prep_save(value, connection)
+def _prep(model: type[Model], field: str, value: object) -> Any:
+    return concrete_field(model, field).get_db_prep_save(value, connection)
 
 
 def _chunks(items: list, size: int) -> list[list]:
@@ -46,7 +48,7 @@ def _rows_save(rows: list[CatalogRow], now: datetime) -> None:
     with connection.cursor() as cursor:
         for chunk in _chunks(rows, CHUNK):
             values = ", ".join(["(%s, %s)"] * len(chunk))
-            params: list[object] = []
+            params: list[Any] = []
             for row in chunk:
                 params += [row.pk, _prep(CatalogRow, "data", row.data)]
             cursor.execute(
@@ -69,7 +71,7 @@ def _stamps_save(
     with connection.cursor() as cursor:
         for chunk in _chunks(list(stamps.items()), CHUNK):
             values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s)"] * len(chunk))
-            params: list[object] = []
+            params: list[Any] = []
             for (product, name), value in chunk:
                 params += [db.id, product, name, value, received, processed, job.id]
             cursor.execute(

@@ -79,10 +79,12 @@ def order_detail(request: HttpRequest, grant: Grant, mp_order_number: str) -> Js
         order = _own_order(grant, mp_order_number)
         return JsonResponse(order_json(order)) if order else _not_found(mp_order_number)
     body = json_body(request)
-    _count_off_wire(request, grant, dates_off_wire(body), body)
+    if isinstance(body, dict):
+        _count_off_wire(request, grant, dates_off_wire(body), body)
     problems = order_problems(body, path_number=mp_order_number)
     if problems:
         return validation_error("the order is invalid", dict(problems))
+    assert isinstance(body, dict)  # order_problems refuses anything else
     try:
         return _order_put(request, grant, mp_order_number, body)
     except IntegrityError:
@@ -280,6 +282,7 @@ def order_errors(request: HttpRequest, grant: Grant, mp_order_number: str) -> Js
     problems = error_report_problems(body)
     if problems:
         return validation_error("the error report is invalid", dict(problems))
+    assert isinstance(body, list)  # error_report_problems refuses anything else
     now = clock.now()
     request_id = getattr(request, "sandbox_request_id", "")
     with transaction.atomic():

@@ -6,37 +6,31 @@ Scoped like the orders: a marketplace sees the returns of the orders it placed f
 seller who granted its token; anything else is 404.
 """
 
+from datetime import datetime
+from typing import Any
+
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.http import HttpRequest, JsonResponse
 
 from sandbox.common import clock, switches, violations
-from sandbox.common.endpoint import endpoint
+from sandbox.common.endpoint import Refusal, endpoint
 from sandbox.common.errors import validation_error
 from sandbox.common.json_bodies import error_response, json_body
-from sandbox.order_source.after_sale_answers import (
-    complete_answer,
-    conflict,
-    empty_object_body,
-    order_number_refused,
-    violation,
+from sandbox.order_source.after_sale_answers import conflict, order_number_refused, violation
+from sandbox.order_source.after_sale_flow import (
+    AfterSale,
+    complete_marked,
+    errors_taken,
+    listing_answer,
+    order_rows_answer,
+    own_order,
 )
-from sandbox.order_source.after_sale_query import (
-    last_cursor,
-    listing_filters,
-    listing_page,
-    refused_query,
-    strict_params,
-)
+from sandbox.order_source.after_sale_query import listing_filters
 from sandbox.order_source.bearer import bearer_grant
-from sandbox.order_source.order_views import (
-    ERRORS,
-    _not_found,
-    _own_order,
-)
+from sandbox.order_source.order_views import ERRORS
 from sandbox.order_source.returns_validation import (
     RETURN_ERROR_CODES,
-    error_array_problems,
-    error_items,
     lines_against_order,
     return_problems,
 )
@@ -50,6 +44,13 @@ from sandbox.records.orders.after_sale import (
 )
 from sandbox.records.orders.models import Grant, Order, Return
 
+RETURNS = AfterSale[Return](
+    key="returns",
+    done=Return.COMPLETED,
+    to_json=return_json,
+    codes=RETURN_ERROR_CODES,
+    line_key="mp_return_line_number",
+)
 LIST_PARAMETERS = frozenset({"mp_order_numbers", "status", "updated_after", "page_size", "cursor"})
 
 
@@ -70,16 +71,21 @@ def _own_return(grant: Grant, mp_order_number: str, mp_return_number: str) -> Re
     )
 
 
+def _found(grant: Grant, mp_order_number: str, mp_return_number: str) -> Return:
+    """The return of the caller's order, or a finished 404 (of the order, or the return)."""
+    row = _own_return(grant, mp_order_number, mp_return_number)
+    if row is not None:
+        return row
+    own_order(grant, mp_order_number)
+    raise Refusal(_return_not_found(mp_return_number))
+
+
 @endpoint(methods=("GET", "PUT"), errors=ERRORS, auth=bearer_grant)
 def return_detail(
     request: HttpRequest, grant: Grant, mp_order_number: str, mp_return_number: str
 ) -> JsonResponse:
     if request.method == "GET":
-        row = _own_return(grant, mp_order_number, mp_return_number)
-        if row is None:
-            if _own_order(grant, mp_order_number) is None:
-                return _not_found(mp_order_number)
-            return _return_not_found(mp_return_number)
+        row = _found(grant, mp_order_number, mp_return_number)
         mark_read([row])
         return JsonResponse(return_json(row))
     if len(mp_return_number) > 128:
@@ -87,8 +93,7 @@ def return_detail(
             "the return number is too long",
             {"mp_return_number": "at most 128 characters"},
         )
-    if _own_order(grant, mp_order_number) is None:
-        return _not_found(mp_order_number)
+    own_order(grant, mp_order_number)
     body = json_body(request)
     problems = return_problems(body)
     if problems:
@@ -150,12 +155,7 @@ def _return_put(
 
 @endpoint(methods=("GET",), errors=ERRORS, auth=bearer_grant, csrf_exempt=False)
 def order_returns(request: HttpRequest, grant: Grant, mp_order_number: str) -> JsonResponse:
-    order = _own_order(grant, mp_order_number)
-    if order is None:
-        return _not_found(mp_order_number)
-    rows = list(order.returns.select_related("order").order_by("id"))
-    mark_read(rows)
-    return JsonResponse({"returns": [return_json(row) for row in rows], "next_cursor": None})
+    return order_rows_answer(grant, mp_order_number, RETURNS)
 
 
 def listed_statuses() -> tuple[str, ...]:
@@ -166,39 +166,27 @@ def listed_statuses() -> tuple[str, ...]:
     return tuple(s for s in Return.STATUSES if s != Return.REJECTED)
 
 
+def _filters(params: dict[str, str], fields: dict[str, str]) -> tuple[Q, int]:
+    return listing_filters(params, listed_statuses(), fields)
+
+
 @endpoint(methods=("GET",), errors=ERRORS, auth=bearer_grant, parameters=None, csrf_exempt=False)
 def returns_list(request: HttpRequest, grant: Grant) -> JsonResponse:
-    params, fields = strict_params(request, LIST_PARAMETERS)
-    if fields:
-        return refused_query(request, grant, fields)
-    query, page_size = listing_filters(params, listed_statuses(), fields)
-    if fields:
-        return refused_query(request, grant, fields)
-    page, cursor = listing_page(Return.objects.all(), query, grant, page_size)
-    return JsonResponse(
-        {"returns": [return_json(row) for row in page], "next_cursor": last_cursor(cursor)}
+    return listing_answer(
+        request,
+        grant,
+        RETURNS,
+        allowed=LIST_PARAMETERS,
+        filters=_filters,
+        rows=Return.objects.all(),
     )
-
-
-def _found(
-    grant: Grant, mp_order_number: str, mp_return_number: str
-) -> tuple[Return | None, JsonResponse | None]:
-    row = _own_return(grant, mp_order_number, mp_return_number)
-    if row is not None:
-        return row, None
-    if _own_order(grant, mp_order_number) is None:
-        return None, _not_found(mp_order_number)
-    return None, _return_not_found(mp_return_number)
 
 
 @endpoint(methods=("GET",), errors=ERRORS, auth=bearer_grant, csrf_exempt=False)
 def return_refunds(
     request: HttpRequest, grant: Grant, mp_order_number: str, mp_return_number: str
 ) -> JsonResponse:
-    row, missing = _found(grant, mp_order_number, mp_return_number)
-    if row is None:
-        assert missing is not None
-        return missing
+    row = _found(grant, mp_order_number, mp_return_number)
     mark_read([row])
     return JsonResponse(return_refunds_json(row))
 
@@ -207,16 +195,7 @@ def return_refunds(
 def return_complete(
     request: HttpRequest, grant: Grant, mp_order_number: str, mp_return_number: str
 ) -> JsonResponse:
-    row, missing = _found(grant, mp_order_number, mp_return_number)
-    if row is None:
-        assert missing is not None
-        return missing
-    empty_object_body(request)
-    label = f"return {mp_return_number} of order {mp_order_number}"
-    with transaction.atomic():
-        row = Return.objects.select_for_update().select_related("order").get(id=row.id)
-        if row.status == Return.COMPLETED:
-            return complete_answer(return_json(row))
+    def refusal(row: Return) -> JsonResponse | None:
         if row.status != Return.REFUNDED:
             violation(
                 request,
@@ -233,46 +212,25 @@ def return_complete(
                 f"{label} marked complete after errors were reported on it",
             )
             return conflict(f"return {mp_return_number!r} has errors reported: not complete")
-        if not row.read_in_state:
-            violation(
-                request,
-                grant,
-                violations.COMPLETE_UNREAD,
-                f"{label} marked complete without reading it since it was REFUNDED",
-            )
-        row.status = Return.COMPLETED
-        changed(row, clock.now(), fields=["status"], new_state=True)
-    return complete_answer(return_json(row))
+        return None
+
+    label = f"return {mp_return_number} of order {mp_order_number}"
+    return complete_marked(
+        request,
+        grant,
+        _found(grant, mp_order_number, mp_return_number),
+        RETURNS,
+        label=label,
+        refusal=refusal,
+        unread="marked complete without reading it since it was REFUNDED",
+    )
 
 
 @endpoint(methods=("POST",), errors=ERRORS, auth=bearer_grant)
 def return_errors(
     request: HttpRequest, grant: Grant, mp_order_number: str, mp_return_number: str
 ) -> JsonResponse:
-    row, missing = _found(grant, mp_order_number, mp_return_number)
-    if row is None:
-        assert missing is not None
-        return missing
-    body = json_body(request)
-    numbers = {str(line["mp_return_line_number"]) for line in row.placed["return_lines"]}
-    problems = error_array_problems(
-        body, RETURN_ERROR_CODES, line_key="mp_return_line_number", line_numbers=numbers
-    )
-    if problems:
-        return validation_error("the error report is invalid", dict(problems))
-    assert isinstance(body, list)
-    items = error_items(body, line_key="mp_return_line_number")
-    label = f"return {mp_return_number} of order {mp_order_number}"
-    with transaction.atomic():
-        row = Return.objects.select_for_update().select_related("order").get(id=row.id)
-        if row.status == Return.COMPLETED:
-            violation(
-                request,
-                grant,
-                violations.COMPLETE_AND_ERRORS,
-                f"errors reported on {label}, already marked complete",
-            )
-            return conflict(f"return {mp_return_number!r} is COMPLETED: no errors now")
+    def take(row: Return, items: list[dict[str, Any]], now: datetime) -> JsonResponse | None:
         if row.status != Return.REFUNDED:
             return conflict(
                 f"return {mp_return_number!r} is {row.status}: errors only once REFUNDED"
@@ -280,5 +238,17 @@ def return_errors(
         new = [item for item in items if item not in row.errors]
         if new:  # the same body again (a retry after a lost answer) changes nothing
             row.errors = [*row.errors, *new]
-            changed(row, clock.now(), fields=["errors"], new_state=False)
-    return JsonResponse({})
+            changed(row, now, fields=["errors"], new_state=False)
+        return None
+
+    row = _found(grant, mp_order_number, mp_return_number)
+    return errors_taken(
+        request,
+        grant,
+        row,
+        RETURNS,
+        label=f"return {mp_return_number} of order {mp_order_number}",
+        name=f"return {mp_return_number!r}",
+        line_numbers={str(line["mp_return_line_number"]) for line in row.placed["return_lines"]},
+        take=take,
+    )

@@ -27,7 +27,7 @@ class RetryWatchMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        request.sandbox_arrived_at = time.time()
+        request.sandbox_arrived_at = time.time()  # type: ignore[attr-defined]
         response = self.get_response(request)
         key: SellerKey | None = getattr(request, "sandbox_seller_key", None)
         if key is not None:
@@ -45,11 +45,11 @@ class RetryWatchMiddleware:
             return None  # no seller to hold to a wait
         grant = token.grant
         key = (grant.client_id, grant.seller_id)
-        request.sandbox_seller_key = key
+        request.sandbox_seller_key = key  # type: ignore[attr-defined]
         _sellers.check_arrival(
             key,
             request,
-            arrived_at=request.sandbox_arrived_at,
+            arrived_at=getattr(request, "sandbox_arrived_at", time.time()),
             seller=grant.seller.username,
             client_id=grant.client.client_id,
         )

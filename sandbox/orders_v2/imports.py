@@ -80,10 +80,14 @@ def seller_import(seller: Seller, *, everything: bool = False) -> int:
     states = ["AWAITING_SHIPMENT"]
     if settings.import_pending:
         states.append("PENDING")
-    due = Order.objects.filter(
-        seller=seller, v2__isnull=True, marketplace_state__in=states
-    ).order_by("id")[:IMPORT_BATCH]
-    imported = sum(1 for order in due if order_import(order))
+    due = list(
+        Order.objects.filter(seller=seller, v2__isnull=True, marketplace_state__in=states).order_by(
+            "id"
+        )[:IMPORT_BATCH]
+    )
+    for order in due:
+        order_import(order)
+    imported = len(due)
     SellerSettings.objects.filter(id=settings.id).update(last_import_at=clock.now())
     if everything and imported == IMPORT_BATCH:
         imported += seller_import(seller, everything=True)

@@ -20,21 +20,19 @@ def line_totals(
         line["mp_line_number"]: {"ordered": line["quantity"], "shipped": 0, "cancelled": 0}
         for line in order.lines
     }
-    for lines in (
-        Package.objects.filter(order=order)
-        .exclude(id=except_package)
-        .values_list("lines", flat=True)
-    ):
+    packages = Package.objects.filter(order=order)
+    if except_package is not None:
+        packages = packages.exclude(id=except_package)
+    for lines in packages.values_list("lines", flat=True):
         for line in lines:
             entry = totals.setdefault(
                 line["mp_line_number"], {"ordered": 0, "shipped": 0, "cancelled": 0}
             )
             entry["shipped"] += line["quantity"]
-    for lines in (
-        Cancellation.objects.filter(order=order)
-        .exclude(id=except_cancellation)
-        .values_list("lines", flat=True)
-    ):
+    cancellations = Cancellation.objects.filter(order=order)
+    if except_cancellation is not None:
+        cancellations = cancellations.exclude(id=except_cancellation)
+    for lines in cancellations.values_list("lines", flat=True):
         for line in lines:
             entry = totals.setdefault(
                 line["mp_line_number"], {"ordered": 0, "shipped": 0, "cancelled": 0}

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from django.http import HttpRequest, JsonResponse
 
-from sandbox.common.endpoint import ErrorShape, endpoint
+from sandbox.common.endpoint import ErrorShape, View, endpoint
 from sandbox.common.errors import method_not_allowed, query_refused, validation_error
 from sandbox.common.json_bodies import BadBody, error_response, json_body
 from sandbox.orders_v2 import fulfillment_kinds, packages, serialize
@@ -19,7 +19,6 @@ from sandbox.orders_v2.listing import PARAMETERS, cursor_encode, listing_filters
 from sandbox.orders_v2.models import ApiUser, Cancellation, Package, V2Order
 from sandbox.orders_v2.tokens import AuthProblem, token_issue, v2_user
 
-View = Callable[..., JsonResponse]
 FULFILLMENT_KEYS = frozenset(
     {"fulfillment_type", "fulfillment_lines", "shipment", "local_delivery", "pickup"}
 )

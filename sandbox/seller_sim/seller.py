@@ -222,11 +222,9 @@ class SimulatedSeller:
         try:
             left, packages, cancellations = self._left(order_id, plan)
             if plan.cancel and not packages and not cancellations:
-                lines = [
-                    {"line_id": k, "quantity": min(v, left.get(k, 0))}
-                    for k, v in plan.cancel.items()
-                    if min(v, left.get(k, 0)) > 0
-                ]
+                cuts = {k: min(v, left.get(k, 0)) for k, v in plan.cancel.items()}
+                cuts = {k: n for k, n in cuts.items() if n > 0}
+                lines = [{"line_id": k, "quantity": n} for k, n in cuts.items()]
                 if lines:
                     self.api.call(
                         "POST",
@@ -236,10 +234,10 @@ class SimulatedSeller:
                     self.say(
                         "order %s: cancelled %s (out_of_stock)",
                         order_id,
-                        {line["line_id"]: line["quantity"] for line in lines},
+                        cuts,
                     )
-                    for line in lines:
-                        left[line["line_id"]] -= line["quantity"]
+                    for line_id, n in cuts.items():
+                        left[line_id] -= n
             units = [line_id for line_id, count in left.items() for _ in range(count)]
             if not units:
                 self.say(

@@ -5,20 +5,19 @@ rate-limit switch."""
 from collections.abc import Callable
 from functools import wraps
 
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from sandbox.common.api_php import rate_limits
 from sandbox.common.api_php.errors import ApiError
 from sandbox.common.control import control
+from sandbox.common.endpoint import View
 from sandbox.common.json_bodies import BadBody, error_response, json_object_body
-
-View = Callable[..., JsonResponse]
 
 
 def platform_control(methods: tuple[str, ...]) -> Callable[[View], View]:
     def decorate(view: View) -> View:
         @wraps(view)
-        def answering(request: HttpRequest, *args: object, **kwargs: object) -> JsonResponse:
+        def answering(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
             try:
                 return view(request, *args, **kwargs)
             except ApiError as exc:

@@ -126,7 +126,7 @@ def db_json(db: CatalogDatabase) -> dict:
         "account_id": db.account_id,
         "account_name": db.account.account_name,
         "name": db.name,
-        "owner": db.owner.username if db.owner_id else None,
+        "owner": db.owner.username if db.owner else None,
         "fields": db.fields,
         "row_count": CatalogRow.objects.filter(db=db).count(),
         "updated_at": db.updated_at.isoformat(),

@@ -2,21 +2,19 @@
 
 from django.db import models
 
+from sandbox.common.schedule import Scheduled
 from sandbox.records.databases.models import CatalogDatabase
 
 
-class Export(models.Model):
+class Export(Scheduled):
+    # cron, paused, next_run_time and updated_at: ``Scheduled``.
     db = models.ForeignKey(CatalogDatabase, on_delete=models.CASCADE, related_name="exports")
     # Every setting of the Export object, as the strings answered (``exports.settings``).
     settings = models.JSONField(default=dict)
-    cron = models.CharField(max_length=100, null=True, blank=True)  # noqa: DJ001 - null = unset
-    paused = models.BooleanField(default=False)
-    next_run_time = models.DateTimeField(null=True, blank=True, db_index=True)
     running = models.BooleanField(default=False)
     # new, running, success, failed (our choice; README).
     status = models.CharField(max_length=20, default="new")
     created_at = models.DateTimeField()
-    updated_at = models.DateTimeField()
 
     class Meta:
         ordering = ["id"]

@@ -1,5 +1,7 @@
 """Exports as records: add, update, delete, schedule, and the Export object answered."""
 
+from datetime import datetime
+
 from django.db import transaction
 
 from sandbox.common import clock
@@ -15,7 +17,7 @@ from sandbox.platform_api.exports.settings import (
 from sandbox.records.databases.models import CatalogDatabase
 
 
-def _rfc3339(moment: object) -> str | None:
+def _rfc3339(moment: datetime | None) -> str | None:
     return moment.isoformat(timespec="seconds") if moment else None
 
 

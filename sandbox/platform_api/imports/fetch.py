@@ -14,7 +14,7 @@ import re
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 import requests
 import urllib3
@@ -102,7 +102,7 @@ def header_read(*, settings: dict, dialect: Dialect) -> list[str]:
         # urllib3 closes a drained body by default, and TextIOWrapper then reads a closed file.
         response.raw.auto_close = False
         try:
-            header = next(records_of(response.raw, dialect), None)
+            header = next(records_of(cast(BinaryIO, response.raw), dialect), None)
         except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
             raise FetchError(f"the download broke off: {exc.__class__.__name__}") from exc
         except UnreadableFile as exc:

@@ -112,10 +112,10 @@ def positions_of(
         first.setdefault(name, index)
     positions = {}
     for key, source, target in entries:
-        index = first.get(source) if name_based else int(source)
-        if index is None or index >= len(header):
+        column = first.get(source) if name_based else int(source)
+        if column is None or column >= len(header):
             raise ApiError(f'maps: column "{source}" (key "{key}") is not in the file\'s header')
-        positions[target] = index
+        positions[target] = column
     return positions
 
 

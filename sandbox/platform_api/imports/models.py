@@ -2,10 +2,12 @@
 
 from django.db import models
 
+from sandbox.common.schedule import Scheduled
 from sandbox.records.databases.models import CatalogDatabase
 
 
-class Import(models.Model):
+class Import(Scheduled):
+    # cron, paused, next_run_time and updated_at: ``Scheduled``.
     db = models.ForeignKey(CatalogDatabase, on_delete=models.CASCADE, related_name="imports")
     # Create/update settings as the strings answered (``imports.settings``); the password is
     # kept to fetch the file, never answered.
@@ -16,9 +18,6 @@ class Import(models.Model):
     # {maps: {decoded source name or position: target}, ignore_join, name_based_maps,
     # encode_source_file_keys, clean_file_headers}; null until set.
     file_map = models.JSONField(null=True, blank=True)
-    cron = models.CharField(max_length=100, null=True, blank=True)  # noqa: DJ001 - null = unset
-    paused = models.BooleanField(default=False)
-    next_run_time = models.DateTimeField(null=True, blank=True, db_index=True)
     running = models.BooleanField(default=False)
     # new, running, success, failed (our choice; README).
     status = models.CharField(max_length=20, default="new")
@@ -26,7 +25,6 @@ class Import(models.Model):
     # When the latest run started (the databases' import_status follows the latest one).
     last_run_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField()
-    updated_at = models.DateTimeField()
 
     class Meta:
         ordering = ["id"]

@@ -22,6 +22,7 @@ from django.db.models.fields.json import KeyTransform
 
 from sandbox.common import clock
 from sandbox.common.api_php.errors import ApiError
+from sandbox.common.model_fields import column_of, concrete_field
 from sandbox.platform_api.imports.fetch import (
     FetchError,
     UnreadableFile,
@@ -161,9 +162,10 @@ def _rows_update(rows: list[CatalogRow]) -> None:
         return
     meta, quote = CatalogRow._meta, connection.ops.quote_name
     columns = ("data", "key", "updated_at")
-    fields = [meta.get_field(name) for name in columns]
-    sets = ", ".join(f"{quote(f.column)} = %s" for f in fields)
-    sql = f"UPDATE {quote(meta.db_table)} SET {sets} WHERE {quote(meta.pk.column)} = %s"  # noqa: S608 - names from the model
+    fields = [concrete_field(CatalogRow, name) for name in columns]
+    sets = ", ".join(f"{quote(column_of(CatalogRow, name))} = %s" for name in columns)
+    pk = column_of(CatalogRow, "id")
+    sql = f"UPDATE {quote(meta.db_table)} SET {sets} WHERE {quote(pk)} = %s"  # noqa: S608 - names from the model
     params = [
         [f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields] + [row.pk]
         for row in rows
@@ -175,6 +177,7 @@ def _rows_update(rows: list[CatalogRow]) -> None:
 def _apply(source: Import, records: Iterator[list[str] | None]) -> Counts:
     """Write a downloaded file's records; RunRefused when it cannot be read as mapped."""
     file_map = source.file_map
+    assert file_map is not None  # _run refuses a run without one
     counts = Counts()
     header = next(records, None)
     if not header:
