@@ -15,26 +15,10 @@ from django.db.models import QuerySet
 
 from sandbox.common import switches
 from sandbox.common.body_checks import decimal_of
-from sandbox.records.orders.contract_fields import ADDRESS_FIELDS
+from sandbox.records.orders.contract_fields import ADDRESS_FIELDS, RETURN_LINE_KEYS
 from sandbox.records.orders.fulfillment import line_records
 from sandbox.records.orders.models import Order, Refund, Return
 
-RETURN_LINE_KEYS = (
-    "mp_return_line_number",
-    "mp_order_line_number",
-    "sku",
-    "quantity",
-    "currency",
-    "requested_refund_principal",
-    "requested_refund_tax",
-    "reason",
-    "preauthorized",
-    "product_name",
-    "unit_price",
-    "tax",
-    "carrier",
-    "tracking_number",
-)
 REFUND_AMOUNTS = (
     "item_refund",
     "item_tax_refund",

@@ -51,6 +51,25 @@ LINE_FIELDS = (
 TAX_FIELDS = ("type", "amount")
 DISCOUNT_FIELDS = ("name", "amount", "type")
 
+# A return line's fields (returns-refunds-contract.md), in the order the v1 views show them;
+# the last two are optional.
+RETURN_LINE_KEYS = (
+    "mp_return_line_number",
+    "mp_order_line_number",
+    "sku",
+    "quantity",
+    "currency",
+    "requested_refund_principal",
+    "requested_refund_tax",
+    "reason",
+    "preauthorized",
+    "product_name",
+    "unit_price",
+    "tax",
+    "carrier",
+    "tracking_number",
+)
+
 
 def _pick(data: Any, names: tuple[str, ...]) -> Any:
     if not isinstance(data, dict):
