@@ -1,9 +1,9 @@
-"""The steps the returns and refunds views share: the row of the caller's order (or a
-404), an order's rows, and the two verdicts a marketplace gives, ``complete`` and
+"""The steps the returns and refunds views share: the caller's order (or a 404), an
+order's rows, the listing, and the two verdicts a marketplace gives, ``complete`` and
 ``errors``, each under a row lock with its repeat, its refusals and its violations.
 
-What differs between a return and a refund is handed in: the final state, what else
-refuses a completion, what errors do to the row."""
+What differs between a return and a refund is handed in: what it is (``AfterSale``: its
+final state, JSON, error codes), what else refuses a completion, what errors do to it."""
 
 from collections.abc import Callable
 from dataclasses import dataclass

@@ -1,2 +1,3 @@
 """The Platform API under /api.php: databases (``catalog``), exports, imports, and their
-pages (``pages``). Uses ``auth_api`` for the API token behind a request."""
+pages (``pages``). The API token behind a request, the accounts and databases are records
+(``records.api_users``, ``records.databases``)."""
