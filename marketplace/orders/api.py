@@ -180,27 +180,25 @@ def _order_out(order: Order, order_returns: OrderReturnsReader) -> dict[str, Any
     }
 
 
+# The errors every write with a body may answer.
+WRITE_ERRORS = {400: ErrorOut, 401: ErrorOut, 409: ErrorOut, 413: ErrorOut}
+
+
 def orders_router(*, order_returns: OrderReturnsReader) -> Router:
     """The order routes. ``order_returns`` reads an order's returns for its answers: the
     returns app's, handed in by the intake API's assembly (orders does not import it)."""
     router = Router()
 
     def order_response(mp_order_number: str) -> dict[str, Any]:
+        """The order's answer (404 when there is no such order)."""
         order = order_get(mp_order_number=mp_order_number)
-        if order is None:  # pragma: no cover - callers just stored or found it
+        if order is None:
             raise OrderNotFound(mp_order_number)
         return _order_out(order, order_returns)
 
     @router.post(
         "/orders",
-        response={
-            201: OrderOut,
-            401: ErrorOut,
-            200: OrderOut,
-            400: ErrorOut,
-            409: ErrorOut,
-            413: ErrorOut,
-        },
+        response={201: OrderOut, 200: OrderOut, **WRITE_ERRORS},
         summary="Create an order (idempotent for an identical body)",
         description="Stores the order for its seller and queues its push to the platform. "
         "201 with the order when created; 200 with the existing order when the same number "
@@ -222,21 +220,11 @@ def orders_router(*, order_returns: OrderReturnsReader) -> Router:
         "unknown number.",
     )
     def get_order(request: HttpRequest, mp_order_number: OrderNumber) -> dict[str, Any]:
-        order = order_get(mp_order_number=mp_order_number)
-        if order is None:
-            raise OrderNotFound(mp_order_number)
-        return _order_out(order, order_returns)
+        return order_response(mp_order_number)
 
     @router.post(
         "/orders/{mp_order_number}/state",
-        response={
-            200: OrderOut,
-            401: ErrorOut,
-            400: ErrorOut,
-            404: ErrorOut,
-            409: ErrorOut,
-            413: ErrorOut,
-        },
+        response={200: OrderOut, 404: ErrorOut, **WRITE_ERRORS},
         summary="Change the marketplace state (PENDING → AWAITING_SHIPMENT, → CANCELLED)",
         description="The buyer paid (``AWAITING_SHIPMENT``) or the marketplace cancels "
         "(``CANCELLED``); the platform learns it through a push. Asking for the state the "

@@ -117,13 +117,7 @@ def return_refund_lines_read(
             item, fields=RETURN_AMOUNT_FIELDS, currency=currency, label=label
         )
         problems += [Problem(e.code, e.message, label) for e in errors]
-        read.append(
-            ReturnLineRead(
-                label=label,
-                principal_refund_amount=amounts["principal_refund_amount"],
-                shipping_refund_amount=amounts["shipping_refund_amount"],
-            )
-        )
+        read.append(ReturnLineRead(label, **amounts))
     return read, problems
 
 
