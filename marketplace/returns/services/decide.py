@@ -15,6 +15,11 @@ platform step (complete / errors) are written in the same transaction as the dec
 a crash before the commit leaves nothing (the next pull decides again); after it, the
 step is in the outbox. The ledger's unique constraints make a second row impossible.
 
+One path decides both (``_decide``): each side supplies its lines as typed
+``MoneyLine`` values (``money_lines.py``: a seller refund's from its stored lines, a
+return's from the platform's answer) with the problems found reading them, and a
+``_Side`` naming what differs (the excess code, the platform steps, what the errors name).
+
 Amounts are read strictly before any check (``amounts.py``): a refund or return with an
 amount that is not a number, missing (null is not zero), out of range or finer than the
 currency's minor unit, a REFUNDED return with no refund lines, or a return line named
@@ -40,6 +45,7 @@ from marketplace.returns.models import (
     Decision,
     RefundLedgerEntry,
     Return,
+    ReturnLine,
     ReturnStatus,
     SellerRefund,
     SellerRefundLine,
@@ -106,24 +112,7 @@ def return_decide(*, return_pk: int, refund_lines: object, judged_digest: str = 
             for line in return_request.lines.select_related("order_line")
         }
         currency = return_request.order.currency
-        read, problems = return_refund_lines_read(refund_lines, currency=currency)
-        lines: list[MoneyLine] = []
-        for item in read:
-            line = ours.get(item.label)
-            if line is not None:
-                # Shown to staff as read; None where it could not be read (never 0.00).
-                line.principal_refund_amount = item.principal_refund_amount
-                line.shipping_refund_amount = item.shipping_refund_amount
-                line.save(update_fields=["principal_refund_amount", "shipping_refund_amount"])
-            if item.amounts is not None:
-                lines.append(
-                    MoneyLine(
-                        label=item.label,
-                        mp_line_number=line.order_line.mp_line_number if line else "",
-                        currency=currency,
-                        amounts=item.amounts,
-                    )
-                )
+        lines, problems = _return_lines(ours, refund_lines, currency)
         return_request.status = ReturnStatus.REFUNDED
         side = _Side(
             excess_code=ProblemCode.EXCESS_REFUND,
@@ -136,6 +125,33 @@ def return_decide(*, return_pk: int, refund_lines: object, judged_digest: str = 
         )
         _decide(subject=return_request, side=side, lines=lines, problems=problems)
         return return_request.decision
+
+
+def _return_lines(
+    ours: dict[str, ReturnLine], refund_lines: object, currency: str
+) -> tuple[list[MoneyLine], list[Problem]]:
+    """The return's refund lines as ``MoneyLine`` values, read strictly from the
+    platform's answer (``money_lines.return_refund_lines_read``), and the problems found.
+    Each of our return lines (``ours``, by number) gets the amounts as read, for staff
+    (None where one could not be read, never 0.00)."""
+    read, problems = return_refund_lines_read(refund_lines, currency=currency)
+    lines: list[MoneyLine] = []
+    for item in read:
+        line = ours.get(item.label)
+        if line is not None:
+            line.principal_refund_amount = item.principal_refund_amount
+            line.shipping_refund_amount = item.shipping_refund_amount
+            line.save(update_fields=["principal_refund_amount", "shipping_refund_amount"])
+        if item.amounts is not None:
+            lines.append(
+                MoneyLine(
+                    label=item.label,
+                    mp_line_number=line.order_line.mp_line_number if line else "",
+                    currency=currency,
+                    amounts=item.amounts,
+                )
+            )
+    return lines, problems
 
 
 def _refund_lines(
