@@ -29,5 +29,5 @@ urlpatterns = [
     path("catalog/feeds/", include("marketplace.catalog.feed_urls")),
     # The platform's import fetches each seller's listing-status file here (HTTP Basic).
     path("catalog/status/", include("marketplace.catalog.status_urls")),
-    path("api/", include("marketplace.orders.urls")),
+    path("api/", include("marketplace.intake.urls")),
 ]

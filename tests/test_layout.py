@@ -31,8 +31,10 @@ APP_RANK = {
     "marketplace.portal": 4,
     "marketplace.dashboard": 4,
     "marketplace.metrics": 4,
-    # Returns are of orders: they read an order's lines and shipments, and add their
-    # routes to the intake API; orders knows nothing of them.
+    # The intake API assembled (not an app): the order and return routes, named there.
+    "marketplace.intake": 4,
+    # Returns are of orders: they read an order's lines and shipments; orders knows
+    # nothing of them.
     "marketplace.returns": 3,
     "marketplace.orders": 2,
     "marketplace.catalog": 2,

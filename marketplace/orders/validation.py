@@ -3,9 +3,8 @@
 Each rule is a small named function returning the problems it finds; ``fulfillment_problems``
 runs them all. Problem codes are kept in ``ProblemCode`` (the platform publishes no list;
 these are the project's); those of refunds and returns are the returns app's
-(``marketplace/returns/problems.py``). A
-problem's ``fingerprint`` identifies it across pulls so the platform is told once, and a
-problem that disappears can be marked resolved.
+(``marketplace/returns/problems.py``). A problem's ``fingerprint`` identifies it across
+pulls so the platform is told once, and a problem that disappears can be marked resolved.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
-"""The return route of the intake API (``orders.api``'s ``api``, ``/api/intake/``).
-
-Registered from ``ReturnsConfig.ready`` (orders sits below returns and does not import
-it), before the API's URLs and OpenAPI document are built. Errors have the intake API's
-shape (``{"detail", "fields"}``).
+"""The return routes of the intake API (``/api/intake/``): ``router``, mounted by the
+intake API's assembly (``marketplace/intake/api.py``) beside the order routes, which it
+also hands ``order_returns_out`` (an order's answers show its returns). Sign-in and the
+error shape (``{"detail", "fields"}``) are the intake API's (``orders/intake_http.py``).
 """
 
 from __future__ import annotations
@@ -11,21 +10,14 @@ from decimal import Decimal
 from typing import Any
 
 from django.db.models import Prefetch, QuerySet
-from django.http import Http404, HttpRequest, HttpResponse
-from ninja import Status
+from django.http import Http404, HttpRequest
+from ninja import Router, Status
 
-from marketplace.orders.api import (
-    ErrorOut,
-    OrderReturnOut,
-    _actor,
-    _body_example,
-    api,
-    order_returns_reader_register,
-)
+from marketplace.orders.api import OrderReturnOut
 from marketplace.orders.errors import OrderNotFound
+from marketplace.orders.intake_http import ErrorOut, body_example, intake_actor
 from marketplace.orders.intake_schema import OrderNumber
 from marketplace.orders.models import Order
-from marketplace.returns.errors import ReturnConflict
 from marketplace.returns.intake_schema import RETURN_EXAMPLE, ReturnIn
 from marketplace.returns.models import Return, ReturnLine
 from marketplace.returns.services.intake import return_create
@@ -85,19 +77,15 @@ def _returns_query() -> QuerySet[Return]:
 
 
 def order_returns_out(order: Order) -> list[dict[str, Any]]:
-    """The order's returns for its ``GET`` (registered with the orders API below)."""
+    """The order's returns, for the order routes' answers (handed to them by the intake
+    API's assembly)."""
     return [return_out(ret) for ret in _returns_query().filter(order=order)]
 
 
-order_returns_reader_register(order_returns_out)
+router = Router()
 
 
-@api.exception_handler(ReturnConflict)
-def _return_conflict(request: HttpRequest, exc: ReturnConflict) -> HttpResponse:
-    return api.create_response(request, {"detail": str(exc), "fields": {}}, status=409)
-
-
-@api.post(
+@router.post(
     "/orders/{mp_order_number}/returns",
     response={
         201: ReturnOut,
@@ -115,17 +103,17 @@ def _return_conflict(request: HttpRequest, exc: ReturnConflict) -> HttpResponse:
     "and body; 409 for the same number with a different body; 404 for an unknown order; "
     "400 with per-field errors (a line not on the order, not shipped or already returned, "
     "a ``request_date`` before 2000 or after tomorrow).",
-    openapi_extra=_body_example(RETURN_EXAMPLE),
+    openapi_extra=body_example(RETURN_EXAMPLE),
 )
 def create_return(request: HttpRequest, mp_order_number: OrderNumber, payload: ReturnIn) -> Status:
     return_request, created = return_create(
-        mp_order_number=mp_order_number, data=payload, actor=_actor(request)
+        mp_order_number=mp_order_number, data=payload, actor=intake_actor(request)
     )
     fresh = _returns_query().get(pk=return_request.pk)
     return Status(201 if created else 200, return_out(fresh))
 
 
-@api.get(
+@router.get(
     "/orders/{mp_order_number}/returns",
     response={200: list[ReturnOut], 400: ErrorOut, 401: ErrorOut, 404: ErrorOut},
     summary="The order's returns",
@@ -140,7 +128,7 @@ def list_returns(request: HttpRequest, mp_order_number: OrderNumber) -> list[dic
     return order_returns_out(order)
 
 
-@api.get(
+@router.get(
     "/orders/{mp_order_number}/returns/{mp_return_number}",
     response={200: ReturnOut, 400: ErrorOut, 401: ErrorOut, 404: ErrorOut},
     summary="One return of the order",

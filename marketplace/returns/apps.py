@@ -9,9 +9,6 @@ class ReturnsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Adds the return routes to the intake API (``orders.api``) before its URLs and
-        # OpenAPI document are built: orders sits below returns and cannot import it.
-        from marketplace.returns import api  # noqa: F401
         from marketplace.returns.pull_hooks import returns_after_pull, returns_open_reason
         from sellers.pull_schedule import after_pull_register, open_work_check_register
 

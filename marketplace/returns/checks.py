@@ -1,8 +1,9 @@
 """The marketplace's rules for a seller's refund or a return's refund amounts.
 
-Pure functions over plain values (tested without a database); ``services/decide.py``
-feeds them the locked order lines and what the ledger already holds. The codes live with
-the other after-sale problem codes (``returns.problems.RefundProblemCode``), their plain words in
+Pure functions over plain values (tested without a database): the lines are the typed
+``money_lines.MoneyLine`` values; ``services/decide.py`` feeds them the locked order lines
+and what the ledger already holds. The codes live with the other after-sale problem codes
+(``returns.problems.RefundProblemCode``), their plain words in
 ``portal.problem_help.REFUND_HELP``.
 
 Rules (``returns-refunds-contract.md``): a line not on the order → ``UNKNOWN_LINE``; a
@@ -16,24 +17,15 @@ addition: a line that takes less than zero → ``NEGATIVE_AMOUNT`` (reported as 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from marketplace.returns.money_lines import MoneyLine
+from marketplace.returns.problems import Problem
 from marketplace.returns.problems import RefundProblemCode as ProblemCode
 
 ZERO = Decimal("0")
-
-
-@dataclass(frozen=True)
-class TakeIn:
-    """One line of a refund (or a return's refund) as the platform gave it."""
-
-    label: str  # the line as the platform names it (mp_line_number / mp_return_line_number)
-    mp_line_number: str  # the order line it refunds ("" when unknown)
-    currency: str
-    takes: Decimal
-    quantity: int | None = None  # a seller refund's refund_quantity; None for a return
 
 
 @dataclass(frozen=True)
@@ -42,13 +34,6 @@ class LineCost:
     quantity: int
     paid: Decimal
     accepted: Decimal  # taken by earlier accepted refunds and returns
-
-
-@dataclass(frozen=True)
-class Problem:
-    code: str
-    message: str
-    label: str = ""
 
 
 @dataclass
@@ -64,7 +49,7 @@ class Verdict:
 
 def refund_check(
     *,
-    lines: list[TakeIn],
+    lines: Sequence[MoneyLine],
     costs: Mapping[str, LineCost],
     currency: str,
     excess_code: str = ProblemCode.EXCESS_ITEM_REFUND,

@@ -52,6 +52,23 @@ class Decision(models.TextChoices):
     REFUSED = "refused", "Refused"
 
 
+class Decided(models.Model):
+    """The marketplace's decision on the money a return's refund or a seller's refund
+    takes (``services/decide.py``: one decision path for both), held once for both."""
+
+    # "" until decided; a seller refund's is "" again when a corrected version comes back.
+    decision = models.CharField(
+        max_length=16, choices=Decision.choices, default=Decision.NONE, blank=True
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    # What we reported when refused ([{code, message, problem}], a return's also naming
+    # its ``mp_return_line_number``); a refund's are kept after a correction, for people.
+    errors = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        abstract = True
+
+
 class ReturnStatus(models.TextChoices):
     """The reference's four states, and ``REJECTED`` of the sandbox's reading B (the
     reference publishes no refusal). Any other state the platform sends is stored as it
@@ -69,7 +86,7 @@ class ReturnType(models.TextChoices):
     NO_RETURN = "NO_RETURN", "Refund without sending the item back"
 
 
-class Return(models.Model):
+class Return(Decided):
     Status = ReturnStatus
 
     # Deleting an order takes its returns (and their lines and steps) with it; an order
@@ -97,13 +114,6 @@ class Return(models.Model):
     notes = models.TextField(blank=True)
     platform_digest = models.CharField(max_length=64, blank=True, editable=False)
     pulled_at = models.DateTimeField(null=True, blank=True)
-
-    decision = models.CharField(
-        max_length=16, choices=Decision.choices, default=Decision.NONE, blank=True
-    )
-    decided_at = models.DateTimeField(null=True, blank=True)
-    # What we reported ([{code, message, mp_return_line_number}]) when refused.
-    errors = models.JSONField(default=list, blank=True)
 
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -180,7 +190,7 @@ class RefundStatus(models.TextChoices):
     COMPLETE = "COMPLETE", "Complete"
 
 
-class SellerRefund(models.Model):
+class SellerRefund(Decided):
     Status = RefundStatus
 
     seller = models.ForeignKey(
@@ -202,13 +212,6 @@ class SellerRefund(models.Model):
     version = models.PositiveIntegerField(default=1)
     lines_digest = models.CharField(max_length=64, blank=True, editable=False)
 
-    # The decision on the current version ("" again when a corrected version comes back).
-    decision = models.CharField(
-        max_length=16, choices=Decision.choices, default=Decision.NONE, blank=True
-    )
-    decided_at = models.DateTimeField(null=True, blank=True)
-    # The last errors we reported (kept after a correction, for people).
-    errors = models.JSONField(default=list, blank=True)
     # How many times our errors paused it at the platform, and when it was last paused.
     pause_count = models.PositiveIntegerField(default=0)
     paused_at = models.DateTimeField(null=True, blank=True)

@@ -11,6 +11,7 @@ refund, ``EXCESS_REFUND`` on a return, ``EXCESS_QUANTITY``, ``UNKNOWN_LINE``,
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 
 
@@ -38,6 +39,17 @@ class RefundProblemCode(StrEnum):
     DUPLICATE_LINE = "DUPLICATE_LINE"
     # A refund, or a REFUNDED return, with no refund lines.
     NO_REFUND_LINES = "NO_REFUND_LINES"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem found on a refund or a return's refund: its code (a
+    ``RefundProblemCode``), a message naming the line and field, and the line as the
+    platform names it (``""`` for the whole refund)."""
+
+    code: str
+    message: str
+    label: str = ""
 
 
 # The platform's own codes (its errors endpoints refuse any other).

@@ -15,6 +15,11 @@ platform step (complete / errors) are written in the same transaction as the dec
 a crash before the commit leaves nothing (the next pull decides again); after it, the
 step is in the outbox. The ledger's unique constraints make a second row impossible.
 
+One path decides both (``_decide``): each side supplies its lines as typed
+``MoneyLine`` values (``money_lines.py``: a seller refund's from its stored lines, a
+return's from the platform's answer) with the problems found reading them, and a
+``_Side`` naming what differs (the excess code, the platform steps, what the errors name).
+
 Amounts are read strictly before any check (``amounts.py``): a refund or return with an
 amount that is not a number, missing (null is not zero), out of range or finer than the
 currency's minor unit, a REFUNDED return with no refund lines, or a return line named
@@ -24,35 +29,241 @@ exactly the amounts decided (no rounding: they are already in the currency's uni
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
 
 from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
 
 from marketplace.orders.models import OrderLine
-from marketplace.returns.amounts import (
-    REFUND_AMOUNT_FIELDS,
-    RETURN_AMOUNT_FIELDS,
-    in_unit,
-    line_amounts_read,
-)
-from marketplace.returns.checks import LineCost, Problem, TakeIn, Verdict, refund_check
+from marketplace.returns.amounts import REFUND_AMOUNT_FIELDS, in_unit
+from marketplace.returns.checks import LineCost, Verdict, refund_check
 from marketplace.returns.models import (
     Decision,
     RefundLedgerEntry,
     Return,
+    ReturnLine,
     ReturnStatus,
     SellerRefund,
     SellerRefundLine,
     StepKind,
 )
 from marketplace.returns.money import ZERO, line_paid
+from marketplace.returns.money_lines import MoneyLine, RefundAmounts, return_refund_lines_read
+from marketplace.returns.problems import Problem, platform_code, platform_message
 from marketplace.returns.problems import RefundProblemCode as ProblemCode
-from marketplace.returns.problems import platform_code, platform_message
 from marketplace.returns.services.steps import step_add
+
+
+@dataclass(frozen=True)
+class _Side:
+    """What differs between deciding a seller's refund and a return's refund: the excess
+    code, the platform steps (and the version and lines they belong to), what the errors
+    name, and which of the row's fields the decision changes."""
+
+    excess_code: ProblemCode
+    complete: StepKind
+    report: StepKind
+    refund_id: int | None = None
+    return_id: int | None = None
+    version: int = 1
+    complete_digest: str = ""
+    report_digest: str = ""
+    line_labels: frozenset[str] | None = None
+    saved: tuple[str, ...] = ()
+
+
+def refund_decide(*, refund_pk: int) -> str:
+    """Decide a seller's refund (idempotent: a decided refund is left as it is)."""
+    with transaction.atomic():
+        refund = SellerRefund.objects.select_for_update().select_related("order").get(pk=refund_pk)
+        if refund.decision:
+            return refund.decision
+        lines, problems = _refund_lines(refund, list(refund.lines.all()))
+        side = _Side(
+            excess_code=ProblemCode.EXCESS_ITEM_REFUND,
+            complete=StepKind.COMPLETE_REFUND,
+            report=StepKind.REPORT_REFUND,
+            refund_id=refund.pk,
+            version=refund.version,
+            complete_digest=refund.lines_digest,
+            report_digest=refund.lines_digest,
+        )
+        _decide(subject=refund, side=side, lines=lines, problems=problems)
+        return refund.decision
+
+
+def return_decide(*, return_pk: int, refund_lines: object, judged_digest: str = "") -> str:
+    """Decide a REFUNDED return from the seller's amounts: ``.../refunds``'s
+    ``merchant_refund_lines`` as the platform sent them (read strictly here).
+    ``judged_digest`` names them as sent, so an errors call is sent only while the
+    platform still holds them. Idempotent."""
+    with transaction.atomic():
+        return_request = (
+            Return.objects.select_for_update().select_related("order").get(pk=return_pk)
+        )
+        if return_request.decision:
+            return return_request.decision
+        ours = {
+            line.mp_return_line_number: line
+            for line in return_request.lines.select_related("order_line")
+        }
+        currency = return_request.order.currency
+        lines, problems = _return_lines(ours, refund_lines, currency)
+        return_request.status = ReturnStatus.REFUNDED
+        side = _Side(
+            excess_code=ProblemCode.EXCESS_REFUND,
+            complete=StepKind.COMPLETE_RETURN,
+            report=StepKind.REPORT_RETURN,
+            return_id=return_request.pk,
+            report_digest=judged_digest,
+            line_labels=frozenset(ours),
+            saved=("status",),
+        )
+        _decide(subject=return_request, side=side, lines=lines, problems=problems)
+        return return_request.decision
+
+
+def _return_lines(
+    ours: dict[str, ReturnLine], refund_lines: object, currency: str
+) -> tuple[list[MoneyLine], list[Problem]]:
+    """The return's refund lines as ``MoneyLine`` values, read strictly from the
+    platform's answer (``money_lines.return_refund_lines_read``), and the problems found.
+    Each of our return lines (``ours``, by number) gets the amounts as read, for staff
+    (None where one could not be read, never 0.00)."""
+    read, problems = return_refund_lines_read(refund_lines, currency=currency)
+    lines: list[MoneyLine] = []
+    for item in read:
+        line = ours.get(item.label)
+        if line is not None:
+            line.principal_refund_amount = item.principal_refund_amount
+            line.shipping_refund_amount = item.shipping_refund_amount
+            line.save(update_fields=["principal_refund_amount", "shipping_refund_amount"])
+        if item.amounts is not None:
+            lines.append(
+                MoneyLine(
+                    label=item.label,
+                    mp_line_number=line.order_line.mp_line_number if line else "",
+                    currency=currency,
+                    amounts=item.amounts,
+                )
+            )
+    return lines, problems
+
+
+def _refund_lines(
+    refund: SellerRefund, rows: list[SellerRefundLine]
+) -> tuple[list[MoneyLine], list[Problem]]:
+    """The refund's stored lines as ``MoneyLine`` values, and what makes the refund
+    impossible to check: amounts the pull could not read (its ``read_problems``), a stored
+    amount finer than the order currency's unit (rows stored before the strict reading:
+    refused, never rounded), and no lines at all. Two lines on one order line are not
+    among them: the platform lists a v2 refund's lines for one order line as separate v1
+    lines (their sum is what the refund takes, and the ledger's one row for the line)."""
+    problems = [
+        Problem(str(p.get("code") or ""), str(p.get("message") or ""), str(p.get("label") or ""))
+        for p in refund.read_problems or []
+        if isinstance(p, dict)
+    ]
+    named = {p.label for p in problems}
+    currency = refund.order.currency
+    lines: list[MoneyLine] = []
+    for row in rows:
+        if not row.readable:
+            if row.mp_line_number not in named:
+                problems.append(
+                    Problem(
+                        ProblemCode.MISSING_AMOUNT,
+                        f"line {row.mp_line_number}: an amount could not be read",
+                        row.mp_line_number,
+                    )
+                )
+            continue
+        amounts: dict[str, Decimal] = {}
+        for name in REFUND_AMOUNT_FIELDS:
+            value = getattr(row, name)
+            try:
+                amounts[name] = in_unit(value, currency)
+            except ValueError as exc:
+                problems.append(
+                    Problem(
+                        getattr(exc, "code", ProblemCode.AMOUNT_TOO_PRECISE),
+                        f"line {row.mp_line_number} {name}: {value} is not a whole number "
+                        f"of {currency} minor units",
+                        row.mp_line_number,
+                    )
+                )
+        if len(amounts) == len(REFUND_AMOUNT_FIELDS):
+            lines.append(
+                MoneyLine(
+                    label=row.mp_line_number,
+                    mp_line_number=row.mp_line_number if row.order_line_id else "",
+                    currency=row.currency,
+                    amounts=RefundAmounts(**amounts),
+                    quantity=row.refund_quantity,
+                )
+            )
+    if not rows:
+        problems.append(Problem(ProblemCode.NO_REFUND_LINES, "the refund has no lines"))
+    return lines, problems
+
+
+def _decide(
+    *,
+    subject: SellerRefund | Return,
+    side: _Side,
+    lines: Sequence[MoneyLine],
+    problems: list[Problem],
+) -> None:
+    """The one decision of both: refuse with ``problems`` (what could not be read) when
+    there are any, else check ``lines`` against the locked order lines and the ledger;
+    accepted → the ledger rows and the complete step, refused → the errors and their step.
+    Call inside the transaction that holds ``subject``'s row lock."""
+    currency = subject.order.currency
+    line_ids: dict[str, int] = {}
+    if problems:
+        verdict = Verdict(problems=problems)
+    else:
+        numbers = {line.mp_line_number for line in lines if line.mp_line_number}
+        costs, line_ids = _costs(subject.order_id, numbers, currency)
+        verdict = refund_check(
+            lines=lines, costs=costs, currency=currency, excess_code=side.excess_code
+        )
+    subject.decided_at = timezone.now()
+    if verdict.accepted:
+        subject.decision = Decision.ACCEPTED
+        _ledger_write(
+            side=side,
+            verdict=verdict,
+            lines=lines,
+            line_ids=line_ids,
+            order_id=subject.order_id,
+            currency=currency,
+        )
+        step_add(
+            kind=side.complete,
+            seller_id=subject.seller_id,
+            refund_id=side.refund_id,
+            return_id=side.return_id,
+            version=side.version,
+            judged_digest=side.complete_digest,
+        )
+    else:
+        subject.decision = Decision.REFUSED
+        subject.errors, body = _reported(verdict.problems, line_labels=side.line_labels)
+        step_add(
+            kind=side.report,
+            seller_id=subject.seller_id,
+            refund_id=side.refund_id,
+            return_id=side.return_id,
+            body=body,
+            version=side.version,
+            judged_digest=side.report_digest,
+        )
+    subject.save(update_fields=["decision", "decided_at", "errors", *side.saved, "updated_at"])
 
 
 def _costs(
@@ -96,119 +307,39 @@ def _tidy(amount: Decimal, currency: str) -> Decimal:
 
 def _ledger_write(
     *,
+    side: _Side,
     verdict: Verdict,
+    lines: Sequence[MoneyLine],
     line_ids: dict[str, int],
     order_id: int,
     currency: str,
-    refund: SellerRefund | None = None,
-    return_request: Return | None = None,
-    details: dict[str, dict[str, str]],
 ) -> None:
+    """One row per order line the decision takes from: exactly the amount decided, with
+    its parts (summed over the decision's lines on that order line) for people."""
+    details: dict[str, dict[str, Decimal]] = defaultdict(dict)
+    for line in lines:
+        part = details[line.mp_line_number]
+        for name, value in line.parts().items():
+            part[name] = part.get(name, ZERO) + value
     RefundLedgerEntry.objects.bulk_create(
         RefundLedgerEntry(
             order_id=order_id,
             order_line_id=line_ids[number],
-            refund=refund,
-            return_request=return_request,
+            refund_id=side.refund_id,
+            return_request_id=side.return_id,
             currency=currency,
             amount=amount,
-            detail=details.get(number, {}),
+            detail={
+                name: str(in_unit(value, currency))
+                for name, value in details.get(number, {}).items()
+            },
         )
         for number, amount in sorted(verdict.takes.items())
     )
 
 
-def refund_decide(*, refund_pk: int) -> str:
-    """Decide a seller's refund (idempotent: a decided refund is left as it is)."""
-    with transaction.atomic():
-        refund = SellerRefund.objects.select_for_update().select_related("order").get(pk=refund_pk)
-        if refund.decision:
-            return refund.decision
-        lines = list(refund.lines.all())
-        unreadable = _refund_read_problems(refund, lines)
-        if unreadable:
-            _decide(refund=refund, verdict=Verdict(problems=unreadable), line_ids={}, details={})
-            return refund.decision
-        currency = refund.order.currency
-        costs, line_ids = _costs(refund.order_id, {line.mp_line_number for line in lines}, currency)
-        verdict = refund_check(
-            lines=[
-                TakeIn(
-                    label=line.mp_line_number,
-                    mp_line_number=line.mp_line_number if line.order_line_id else "",
-                    currency=line.currency,
-                    # Read back from a 3-place column: in the order currency's unit again
-                    # (the pull read it strictly in that currency).
-                    takes=in_unit(line.takes, currency),
-                    quantity=line.refund_quantity,
-                )
-                for line in lines
-            ],
-            costs=costs,
-            currency=currency,
-            excess_code=ProblemCode.EXCESS_ITEM_REFUND,
-        )
-        details: dict[str, dict[str, str]] = defaultdict(dict)
-        for line in lines:
-            part = details[line.mp_line_number]
-            for name in (
-                "item_refund",
-                "item_tax_refund",
-                "shipping_refund",
-                "shipping_tax_refund",
-                "discount_refund",
-            ):
-                previous = Decimal(part.get(name, "0"))
-                part[name] = str(in_unit(previous + getattr(line, name), currency))
-        _decide(refund=refund, verdict=verdict, line_ids=line_ids, details=details)
-        return refund.decision
-
-
-def _refund_read_problems(refund: SellerRefund, lines: list[SellerRefundLine]) -> list[Problem]:
-    """What makes a refund impossible to check: amounts the pull could not read (its
-    ``read_problems``), and no lines at all. Two lines on one order line are not among
-    them: the platform lists a v2 refund's lines for one order line as separate v1 lines
-    (their sum is what the refund takes, and the ledger's one row for the line)."""
-    problems = [
-        Problem(str(p.get("code") or ""), str(p.get("message") or ""), str(p.get("label") or ""))
-        for p in refund.read_problems or []
-        if isinstance(p, dict)
-    ]
-    named = {p.label for p in problems}
-    currency = refund.order.currency
-    for line in lines:
-        if not line.readable:
-            if line.mp_line_number not in named:
-                problems.append(
-                    Problem(
-                        ProblemCode.MISSING_AMOUNT,
-                        f"line {line.mp_line_number}: an amount could not be read",
-                        line.mp_line_number,
-                    )
-                )
-            continue
-        # Stored amounts in the order currency's unit (rows stored before the strict
-        # reading may not be): refused, never rounded.
-        for name in REFUND_AMOUNT_FIELDS:
-            value = getattr(line, name)
-            try:
-                in_unit(value, currency)
-            except ValueError as exc:
-                problems.append(
-                    Problem(
-                        getattr(exc, "code", ProblemCode.AMOUNT_TOO_PRECISE),
-                        f"line {line.mp_line_number} {name}: {value} is not a whole number "
-                        f"of {currency} minor units",
-                        line.mp_line_number,
-                    )
-                )
-    if not lines:
-        problems.append(Problem(ProblemCode.NO_REFUND_LINES, "the refund has no lines"))
-    return problems
-
-
 def _reported(
-    problems: list[Problem], *, line_labels: set[str] | None = None
+    problems: list[Problem], *, line_labels: frozenset[str] | None = None
 ) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
     """(what we keep, what we send): the platform's code and a message naming ours when
     the platform's is its catch-all; we keep our own code too (``problem``), for the
@@ -221,170 +352,3 @@ def _reported(
         body.append(error)
     kept = [{**error, "problem": str(p.code)} for error, p in zip(body, problems, strict=True)]
     return kept, body
-
-
-def _decide(
-    *,
-    refund: SellerRefund,
-    verdict: Verdict,
-    line_ids: dict[str, int],
-    details: dict[str, dict[str, str]],
-) -> None:
-    refund.decided_at = timezone.now()
-    if verdict.accepted:
-        refund.decision = Decision.ACCEPTED
-        _ledger_write(
-            verdict=verdict,
-            line_ids=line_ids,
-            order_id=refund.order_id,
-            currency=refund.order.currency,
-            refund=refund,
-            details=details,
-        )
-        step_add(
-            kind=StepKind.COMPLETE_REFUND,
-            seller_id=refund.seller_id,
-            refund_id=refund.pk,
-            version=refund.version,
-            judged_digest=refund.lines_digest,
-        )
-    else:
-        refund.decision = Decision.REFUSED
-        refund.errors, body = _reported(verdict.problems)
-        step_add(
-            kind=StepKind.REPORT_REFUND,
-            seller_id=refund.seller_id,
-            refund_id=refund.pk,
-            body=body,
-            version=refund.version,
-            judged_digest=refund.lines_digest,
-        )
-    refund.save(update_fields=["decision", "decided_at", "errors", "updated_at"])
-
-
-def return_decide(*, return_pk: int, refund_lines: Any, judged_digest: str = "") -> str:
-    """Decide a REFUNDED return from the seller's amounts: ``.../refunds``'s
-    ``merchant_refund_lines`` as the platform sent them (read strictly here).
-    ``judged_digest`` names them as sent, so an errors call is sent only while the
-    platform still holds them. Idempotent."""
-    with transaction.atomic():
-        return_request = (
-            Return.objects.select_for_update().select_related("order").get(pk=return_pk)
-        )
-        if return_request.decision:
-            return return_request.decision
-        ours = {
-            line.mp_return_line_number: line
-            for line in return_request.lines.select_related("order_line")
-        }
-        currency = return_request.order.currency
-        items, problems = _return_items(refund_lines)
-        takes: list[TakeIn] = []
-        details: dict[str, dict[str, str]] = defaultdict(dict)
-        for label, item in items:
-            line = ours.get(label)
-            amounts, errors = line_amounts_read(
-                item, fields=RETURN_AMOUNT_FIELDS, currency=currency, label=label
-            )
-            problems += [Problem(e.code, e.message, label) for e in errors]
-            principal = amounts["principal_refund_amount"]
-            shipping = amounts["shipping_refund_amount"]
-            if line is not None:
-                # Shown to staff as read; None where it could not be read (never 0.00).
-                line.principal_refund_amount = principal
-                line.shipping_refund_amount = shipping
-                line.save(update_fields=["principal_refund_amount", "shipping_refund_amount"])
-            if principal is None or shipping is None:
-                continue
-            number = line.order_line.mp_line_number if line else ""
-            takes.append(
-                TakeIn(
-                    label=label,
-                    mp_line_number=number,
-                    currency=currency,
-                    takes=principal + shipping,
-                )
-            )
-            if line is not None:
-                details[number] = {
-                    "principal_refund_amount": str(principal),
-                    "shipping_refund_amount": str(shipping),
-                }
-        if problems:
-            verdict = Verdict(problems=problems)
-            line_ids: dict[str, int] = {}
-        else:
-            costs, line_ids = _costs(
-                return_request.order_id,
-                {t.mp_line_number for t in takes if t.mp_line_number},
-                currency,
-            )
-            verdict = refund_check(
-                lines=takes, costs=costs, currency=currency, excess_code=ProblemCode.EXCESS_REFUND
-            )
-        return_request.decided_at = timezone.now()
-        return_request.status = ReturnStatus.REFUNDED
-        if verdict.accepted:
-            return_request.decision = Decision.ACCEPTED
-            _ledger_write(
-                verdict=verdict,
-                line_ids=line_ids,
-                order_id=return_request.order_id,
-                currency=currency,
-                return_request=return_request,
-                details=details,
-            )
-            step_add(
-                kind=StepKind.COMPLETE_RETURN,
-                seller_id=return_request.seller_id,
-                return_id=return_request.pk,
-            )
-        else:
-            return_request.decision = Decision.REFUSED
-            return_request.errors, body = _reported(verdict.problems, line_labels=set(ours))
-            step_add(
-                kind=StepKind.REPORT_RETURN,
-                seller_id=return_request.seller_id,
-                return_id=return_request.pk,
-                body=body,
-                judged_digest=judged_digest,
-            )
-        return_request.save(
-            update_fields=["decision", "decided_at", "errors", "status", "updated_at"]
-        )
-        return return_request.decision
-
-
-def _return_items(refund_lines: Any) -> tuple[list[tuple[str, dict[str, Any]]], list[Problem]]:
-    """The return's refund lines by their return line number, and what makes the answer
-    unusable as a whole: not a list, no lines (a REFUNDED return refunds something), a
-    line that is not an object, a return line named twice (it would count twice in the
-    ledger but once on the return)."""
-    if not isinstance(refund_lines, list):
-        return [], [
-            Problem(ProblemCode.NO_REFUND_LINES, "the return's refund has no lines (not a list)")
-        ]
-    if not refund_lines:
-        return [], [Problem(ProblemCode.NO_REFUND_LINES, "the return is refunded with no lines")]
-    items: list[tuple[str, dict[str, Any]]] = []
-    problems: list[Problem] = []
-    for index, item in enumerate(refund_lines):
-        if not isinstance(item, dict):
-            problems.append(
-                Problem(ProblemCode.INVALID_AMOUNT, f"refund line {index + 1} is not an object")
-            )
-            continue
-        items.append((str(item.get("mp_return_line_number") or ""), item))
-    counts = Counter(label for label, _ in items)
-    problems += [
-        Problem(
-            ProblemCode.DUPLICATE_LINE,
-            f"line {label} is named {count} times in the return's refund",
-            label,
-        )
-        for label, count in counts.items()
-        if count > 1
-    ]
-    if any(count > 1 for count in counts.values()):
-        items = [(label, item) for label, item in items if counts[label] == 1]
-    return items, problems

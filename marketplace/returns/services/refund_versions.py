@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import asdict
 from datetime import date, datetime
 from typing import Any
 
@@ -32,6 +33,7 @@ from django.utils.dateparse import parse_date
 from marketplace.orders.models import Order, OrderLine
 from marketplace.returns.amounts import REFUND_AMOUNT_FIELDS, line_amounts_read
 from marketplace.returns.models import Decision, RefundStatus, SellerRefund, SellerRefundLine
+from marketplace.returns.problems import Problem
 
 
 class UnreadableRecord(ValueError):
@@ -64,11 +66,14 @@ def _notes(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
-def _read_lines(entry: dict[str, Any], currency: str) -> tuple[list[dict[str, Any]], list[dict]]:
-    """The entry's lines with their amounts read strictly (``amounts.py``: an amount that
-    cannot be read is ``None``, never 0.00), and the problems found: the decision refuses
-    the refund with their codes (it pauses; the seller corrects it)."""
-    parsed, problems = [], []
+def _read_lines(
+    entry: dict[str, Any], currency: str
+) -> tuple[list[SellerRefundLine], list[Problem]]:
+    """The entry's lines (unsaved rows) with their amounts read strictly (``amounts.py``:
+    an amount that cannot be read is ``None``, never 0.00), and the problems found: the
+    decision refuses the refund with their codes (it pauses; the seller corrects it)."""
+    rows: list[SellerRefundLine] = []
+    problems: list[Problem] = []
     for item in entry.get("merchant_refund_lines") or []:
         if not isinstance(item, dict):
             raise UnreadableRecord("a refund line is not an object")
@@ -77,19 +82,19 @@ def _read_lines(entry: dict[str, Any], currency: str) -> tuple[list[dict[str, An
         amounts, errors = line_amounts_read(
             item, fields=REFUND_AMOUNT_FIELDS, currency=currency, label=number
         )
-        problems += [{"code": e.code, "message": e.message, "label": number} for e in errors]
-        parsed.append(
-            {
-                "mp_line_number": number,
-                "currency": str(item.get("currency") or "")[:3],
-                "refund_quantity": quantity
+        problems += [Problem(e.code, e.message, number) for e in errors]
+        rows.append(
+            SellerRefundLine(
+                mp_line_number=number,
+                currency=str(item.get("currency") or "")[:3],
+                refund_quantity=quantity
                 if isinstance(quantity, int) and not isinstance(quantity, bool)
                 else 0,
-                "reason": str(item.get("reason") or "")[:128],
+                reason=str(item.get("reason") or "")[:128],
                 **amounts,
-            }
+            )
         )
-    return parsed, problems
+    return rows, problems
 
 
 def refund_version_store(
@@ -131,14 +136,14 @@ def refund_version_store(
     refund.notes = _notes(entry.get("notes"))
     refund.date_created = _date_created(entry.get("date_created"))
     refund.lines_digest = seen
-    refund.read_problems = read_problems
+    refund.read_problems = [asdict(problem) for problem in read_problems]
     refund.platform_digest = canonical_digest(entry)
     refund.pulled_at = timezone.now()
     refund.save()
     refund.lines.all().delete()
     order_lines = {line.mp_line_number: line for line in OrderLine.objects.filter(order=order)}
-    SellerRefundLine.objects.bulk_create(
-        SellerRefundLine(refund=refund, order_line=order_lines.get(line["mp_line_number"]), **line)
-        for line in lines
-    )
+    for line in lines:
+        line.refund = refund
+        line.order_line = order_lines.get(line.mp_line_number)
+    SellerRefundLine.objects.bulk_create(lines)
     return refund.pk

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.db import connections
 
-from marketplace.returns.checks import LineCost, TakeIn, refund_check
+from marketplace.returns.checks import LineCost, refund_check
 from marketplace.returns.models import (
     Decision,
     PlatformStep,
@@ -21,6 +21,7 @@ from marketplace.returns.models import (
     SellerRefundLine,
 )
 from marketplace.returns.money import line_paid, requested_refund
+from marketplace.returns.money_lines import MoneyLine, ReturnAmounts
 from marketplace.returns.services.decide import refund_decide, return_decide
 from tests.marketplace.returns.conftest import shipped_order
 
@@ -236,7 +237,9 @@ def test_two_lines_of_one_refund_on_the_same_order_line_are_summed() -> None:
 def test_pure_check_on_mixed_currency_costs() -> None:
     costs = {"1": LineCost("1", 1, D("10.00"), D("0"))}
     verdict = refund_check(
-        lines=[TakeIn("1", "1", "USD", D("1.00"), 1)], costs=costs, currency="EUR"
+        lines=[MoneyLine("1", "1", "USD", ReturnAmounts(D("1.00"), D("0.00")), 1)],
+        costs=costs,
+        currency="EUR",
     )
     assert [p.code for p in verdict.problems] == ["CURRENCY_MISMATCH"]
 

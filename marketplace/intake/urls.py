@@ -12,7 +12,8 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern, URLResolver, path, re_path
 from django.views.decorators.csrf import csrf_exempt
 
-from marketplace.orders.api import api, intake_error_response
+from marketplace.intake.api import intake_api_build
+from marketplace.orders.intake_http import intake_error_response
 
 
 def _json_405(view: Any) -> Any:
@@ -41,7 +42,7 @@ def intake_not_found(request: HttpRequest, rest: str = "") -> HttpResponse:
     return intake_error_response(404, "not found")
 
 
-_patterns, _app_name, _namespace = api.urls
+_patterns, _app_name, _namespace = intake_api_build().urls
 _with_json_405(_patterns)
 
 urlpatterns = [
