@@ -28,7 +28,7 @@ from typing import Any
 from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
 
-from marketplace.catalog.access import PlatformApi, platform_api
+from marketplace.catalog.api_access.api_user import PlatformApi, platform_api
 from marketplace.catalog.errors import ApiAccessNeeded, CatalogError
 from marketplace.catalog.models import CatalogSource, StatusImport
 from marketplace.platform.db_resources import schedule_paused

@@ -10,9 +10,11 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from marketplace.catalog import access, feeds, links, sweeps
+from marketplace.catalog import sweeps
+from marketplace.catalog.api_access import api_user
 from marketplace.catalog.errors import ApiAccessNeeded, CatalogError
-from marketplace.catalog.mapping import mapping_default
+from marketplace.catalog.feeds import database_link, provision
+from marketplace.catalog.feeds.mapping import mapping_default
 from marketplace.catalog.models import CatalogSource, PlatformApiAccess
 from marketplace.platform.exports import ExportsApi
 from marketplace.platform.models import PlatformCall
@@ -25,17 +27,19 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def linked(world: CatalogWorld, seller: Seller, staff_user: Any) -> CatalogSource:
     api_sign_in(world, staff_user)
-    return links.seller_database_link(
+    return database_link.seller_database_link(
         seller=seller, account_id=world.account_id, db_id=world.db_id, actor=staff_user
     )
 
 
-def provision(source: CatalogSource) -> CatalogSource:
-    return feeds.feed_provision(source=source, feed=feeds.FeedSettings(mapping=mapping_default()))
+def feed_set_up(source: CatalogSource) -> CatalogSource:
+    return provision.feed_provision(
+        source=source, feed=provision.FeedSettings(mapping=mapping_default())
+    )
 
 
 def platform_export_ids(source: CatalogSource) -> list[str]:
-    with access.platform_api() as api:
+    with api_user.platform_api() as api:
         return [str(export["id"]) for export in api.exports.list(db_id=source.db_id)]
 
 
@@ -57,7 +61,7 @@ def test_an_export_whose_clean_up_delete_is_refused_is_deleted_by_the_sweep_late
     )
 
     with pytest.raises(CatalogError):
-        provision(linked)
+        feed_set_up(linked)
 
     # Then the export left at the platform is remembered and shown to staff
     linked.refresh_from_db()
@@ -100,7 +104,7 @@ def test_an_export_created_just_before_a_401_is_deleted_once_staff_sign_in_again
     monkeypatch.setattr(ExportsApi, "schedule", revoked_then_schedule)
 
     with pytest.raises(ApiAccessNeeded):
-        provision(linked)
+        feed_set_up(linked)
     monkeypatch.undo()
 
     # Then the delete could not be tried: the export is remembered for the sweep
@@ -134,13 +138,13 @@ def test_a_new_set_up_first_deletes_the_export_an_earlier_one_left_pending(
         {"endpoint": "delete_export", "kind": "500"},
     )
     with pytest.raises(CatalogError):
-        provision(linked)
+        feed_set_up(linked)
     linked.refresh_from_db()
     (left,) = platform_export_ids(linked)
 
     # When staff set the feed up again: it waits rather than leave a second export behind
     with pytest.raises(CatalogError) as refused:
-        provision(linked)
+        feed_set_up(linked)
 
     assert "could not be deleted yet" in str(refused.value)
     assert platform_export_ids(linked) == [left]
@@ -150,7 +154,7 @@ def test_a_new_set_up_first_deletes_the_export_an_earlier_one_left_pending(
 
     # Once the platform deletes again, the set-up removes the old export and makes the new
     world.sandbox.clear_faults()
-    source = provision(linked)
+    source = feed_set_up(linked)
 
     assert source.has_feed
     assert platform_export_ids(linked) == [source.export_id]

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from marketplace.catalog.forms import FeedForm
-from marketplace.catalog.mapping import mapping_default
+from marketplace.catalog.feeds.mapping import mapping_default
+from marketplace.catalog.staff.forms import FeedForm
 from sellers.models import Seller
 from tests.app_fixtures import page_text
 from tests.factories import CatalogSourceFactory

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from marketplace.catalog import links
+from marketplace.catalog.feeds import database_link
 from marketplace.catalog.models import CatalogSource, FeedRun, StatusImport, StatusSync
 from sellers.models import Seller
 from tests.marketplace.catalog.platform import READINGS, api_sign_in, wait_for
@@ -37,7 +37,7 @@ def test_the_sellers_staff_page_shows_the_feed_and_the_import_with_schedules_and
     # EDRTS off: the import alone, hourly (with EDRTS on it is the daily reconciliation)
     StatusSync.objects.create(seller=seller, edrts_enabled=False)
     api_sign_in(world, staff_user)
-    links.seller_database_link(
+    database_link.seller_database_link(
         seller=seller, account_id=world.account_id, db_id=world.db_id, actor=staff_user
     )
     page.goto(f"{base}/sellers/login/")

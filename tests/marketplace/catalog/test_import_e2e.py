@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from marketplace.catalog import feeds, imports, links
-from marketplace.catalog.mapping import mapping_default
+from marketplace.catalog.feeds import database_link, provision
+from marketplace.catalog.feeds.mapping import mapping_default
+from marketplace.catalog.listing_status import join_import
 from marketplace.catalog.models import FeedRun, Listing, StatusImport
 from sellers.models import Seller
 from tests.marketplace.catalog.platform import (
@@ -42,11 +43,11 @@ def test_listing_ids_statuses_and_reasons_reach_the_sellers_rows_at_the_platform
     # that is listed now and wrong in the next feed
     world.sandbox.db_rows_change(world.db_id, add=[product(6, price="-3.00")])
     api_sign_in(world, staff_user)
-    source = links.seller_database_link(
+    source = database_link.seller_database_link(
         seller=seller, account_id=world.account_id, db_id=world.db_id, actor=staff_user
     )
-    source, import_error = imports.catalog_feed_provision(
-        source=source, feed=feeds.FeedSettings(mapping=mapping_default())
+    source, import_error = join_import.catalog_feed_provision(
+        source=source, feed=provision.FeedSettings(mapping=mapping_default())
     )
     assert import_error == ""
     status_import = StatusImport.objects.get(source=source)
@@ -90,7 +91,7 @@ def test_listing_ids_statuses_and_reasons_reach_the_sellers_rows_at_the_platform
     assert rows["AL-0001"]["price"] == "11.50"
 
     # And staff see the import's last run once the status is read
-    imports.status_import_status_sweep()
+    join_import.status_import_status_sweep()
     status_import.refresh_from_db()
     assert status_import.last_log["error_flag"] == "0"
     assert status_import.last_download_time

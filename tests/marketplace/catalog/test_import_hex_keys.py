@@ -7,16 +7,16 @@ from __future__ import annotations
 import pytest
 
 from marketplace.catalog.errors import CatalogError
-from marketplace.catalog.imports import (
+from marketplace.catalog.listing_status.join_import import (
     DELIMITERS,
     hourly_fallback_hour,
     maps_held,
     status_maps,
     targets_validate,
 )
+from marketplace.catalog.listing_status.status_file import DEFAULT_TARGETS, HEADER
 from marketplace.catalog.models import CatalogSource
 from marketplace.catalog.provisioned import schedule_in_words
-from marketplace.catalog.status_file import DEFAULT_TARGETS, HEADER
 from marketplace.platform.imports import file_map_body, hex_key
 
 

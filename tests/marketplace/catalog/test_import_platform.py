@@ -11,11 +11,14 @@ import pytest
 import requests
 from django.test import Client
 
-from marketplace.catalog import access, credentials, feeds, imports, links, sweeps
+from marketplace.catalog import credential_rotation, sweeps
+from marketplace.catalog.api_access import api_user
 from marketplace.catalog.errors import CatalogError
-from marketplace.catalog.mapping import mapping_default
+from marketplace.catalog.feeds import database_link, provision
+from marketplace.catalog.feeds.mapping import mapping_default
+from marketplace.catalog.listing_status import join_import
+from marketplace.catalog.listing_status.status_file import HEADER
 from marketplace.catalog.models import CatalogSource, StatusImport, StatusSync
-from marketplace.catalog.status_file import HEADER
 from marketplace.platform.errors import PlatformRejected
 from marketplace.platform.imports import ImportsApi, file_map_body, hex_key, maps_pairs
 from marketplace.platform.models import PlatformCall
@@ -44,14 +47,16 @@ DEFAULT_MAPS = {
 @pytest.fixture
 def with_feed(world: CatalogWorld, seller: Seller, staff_user: Any) -> CatalogSource:
     api_sign_in(world, staff_user)
-    source = links.seller_database_link(
+    source = database_link.seller_database_link(
         seller=seller, account_id=world.account_id, db_id=world.db_id, actor=staff_user
     )
-    return feeds.feed_provision(source=source, feed=feeds.FeedSettings(mapping=mapping_default()))
+    return provision.feed_provision(
+        source=source, feed=provision.FeedSettings(mapping=mapping_default())
+    )
 
 
 def sandbox_imports(source: CatalogSource) -> list[dict[str, Any]]:
-    with access.platform_api() as api:
+    with api_user.platform_api() as api:
         return api.imports.list(db_id=source.db_id)
 
 
@@ -80,12 +85,12 @@ def test_the_feed_brings_its_import_created_mapped_scheduled_and_read_back(
     # test_status_sync.py)
     StatusSync.objects.create(seller=seller, edrts_enabled=False)
     api_sign_in(world, staff_user)
-    source = links.seller_database_link(
+    source = database_link.seller_database_link(
         seller=seller, account_id=world.account_id, db_id=world.db_id, actor=staff_user
     )
 
-    source, import_error = imports.catalog_feed_provision(
-        source=source, feed=feeds.FeedSettings(mapping=mapping_default())
+    source, import_error = join_import.catalog_feed_provision(
+        source=source, feed=provision.FeedSettings(mapping=mapping_default())
     )
 
     assert import_error == ""
@@ -105,7 +110,7 @@ def test_the_feed_brings_its_import_created_mapped_scheduled_and_read_back(
     held = world.sandbox.control("GET", f"/imports/{status_import.import_id}")["import"]
     assert held["join_type"] == "join_info"
     assert held["file_location"] == "url"
-    assert held["url"] == imports.status_file_url(status_import.status_key)
+    assert held["url"] == join_import.status_file_url(status_import.status_key)
     assert held["url"].startswith(f"{settings.APP_BASE_URL}/catalog/status/")
     assert held["username"] == status_import.username
     assert "password" not in held
@@ -146,13 +151,13 @@ def test_the_feed_brings_its_import_created_mapped_scheduled_and_read_back(
 def test_hex_keys_the_platform_cannot_match_are_refused_naming_the_key(
     with_feed: CatalogSource,
 ) -> None:
-    status_import = imports.status_import_provision(source=with_feed)
+    status_import = join_import.status_import_provision(source=with_feed)
     maps = {hex_key(name): target for name, target in DEFAULT_MAPS.items()}
 
     def refusal(extra: dict[str, str]) -> str:
-        body = file_map_body(delimiters=imports.DELIMITERS, maps={}, ignore_join={})
+        body = file_map_body(delimiters=join_import.DELIMITERS, maps={}, ignore_join={})
         body["maps"] = {**maps, **extra}
-        with access.platform_api() as api, pytest.raises(PlatformRejected) as refused:
+        with api_user.platform_api() as api, pytest.raises(PlatformRejected) as refused:
             api.imports.file_map(
                 db_id=with_feed.db_id, import_id=status_import.import_id, body=body
             )
@@ -174,7 +179,7 @@ def test_file_map_before_delimiters_is_refused_with_the_platforms_message(
     with_feed: CatalogSource,
 ) -> None:
     source = with_feed
-    with access.platform_api() as api:
+    with api_user.platform_api() as api:
         created = api.imports.create(
             db_id=source.db_id,
             settings={
@@ -190,7 +195,7 @@ def test_file_map_before_delimiters_is_refused_with_the_platforms_message(
                 db_id=source.db_id,
                 import_id=str(created["id"]),
                 body=file_map_body(
-                    delimiters=imports.DELIMITERS, maps={"SKU": "id"}, ignore_join={}
+                    delimiters=join_import.DELIMITERS, maps={"SKU": "id"}, ignore_join={}
                 ),
             )
         api.imports.delete(db_id=source.db_id, import_id=str(created["id"]))
@@ -207,7 +212,7 @@ def test_a_provisioning_that_skips_delimiters_shows_the_message_and_leaves_nothi
     monkeypatch.setattr(ImportsApi, "delimiters", lambda self, **kwargs: {})
 
     with pytest.raises(CatalogError) as refused:
-        imports.status_import_provision(source=with_feed)
+        join_import.status_import_provision(source=with_feed)
 
     assert "Set the import's delimiters before its file map." in str(refused.value)
     assert sandbox_imports(with_feed) == []
@@ -225,10 +230,10 @@ def test_a_target_the_platform_refuses_shows_its_message_and_leaves_nothing(
     # The app's own check is bypassed so the platform's rule is what refuses the name
     import re
 
-    monkeypatch.setattr(imports, "FIELD_NAME", re.compile(r".+"))
+    monkeypatch.setattr(join_import, "FIELD_NAME", re.compile(r".+"))
 
     with pytest.raises(CatalogError):
-        imports.status_import_provision(source=with_feed, targets={"status": "mp status"})
+        join_import.status_import_provision(source=with_feed, targets={"status": "mp status"})
 
     message = 'maps: target "mp status" is not a valid field name'
     status_import = StatusImport.objects.get(source=with_feed)
@@ -245,7 +250,7 @@ def test_an_import_created_but_whose_answer_was_lost_is_found_and_deleted(
     world.sandbox.set_faults(endpoint="add_import", kind="500", count=1, after_view=True)
 
     with pytest.raises(CatalogError):
-        imports.status_import_provision(source=with_feed)
+        join_import.status_import_provision(source=with_feed)
 
     assert sandbox_imports(with_feed) == []  # the orphan was found by its URL and deleted
     status_import = StatusImport.objects.get(source=with_feed)
@@ -253,11 +258,11 @@ def test_an_import_created_but_whose_answer_was_lost_is_found_and_deleted(
 
 
 def test_targets_staff_change_are_put_again_and_read_back(with_feed: CatalogSource) -> None:
-    status_import = imports.status_import_provision(source=with_feed)
+    status_import = join_import.status_import_provision(source=with_feed)
 
-    imports.status_import_targets_set(
+    join_import.status_import_targets_set(
         source=with_feed,
-        targets={**imports.DEFAULT_TARGETS, "status": "marketplace_state"},
+        targets={**status_import.DEFAULT_TARGETS, "status": "marketplace_state"},
     )
 
     held = with_feed_import(with_feed, status_import)
@@ -265,7 +270,7 @@ def test_targets_staff_change_are_put_again_and_read_back(with_feed: CatalogSour
     status_import.refresh_from_db()
     assert status_import.targets["status"] == "marketplace_state"
     with pytest.raises(CatalogError):
-        imports.status_import_targets_set(source=with_feed, targets={"status": "price"})
+        join_import.status_import_targets_set(source=with_feed, targets={"status": "price"})
 
 
 def held_maps(held: dict[str, Any]) -> dict[str, str]:
@@ -276,46 +281,46 @@ def held_maps(held: dict[str, Any]) -> dict[str, str]:
 
 
 def with_feed_import(source: CatalogSource, status_import: StatusImport) -> dict[str, Any]:
-    with access.platform_api() as api:
+    with api_user.platform_api() as api:
         return api.imports.get(db_id=source.db_id, import_id=status_import.import_id)
 
 
 def test_rotating_credentials_rotates_the_feed_and_the_status_file_together(
     with_feed: CatalogSource, world: CatalogWorld
 ) -> None:
-    status_import = imports.status_import_provision(source=with_feed)
+    status_import = join_import.status_import_provision(source=with_feed)
     feed_hash, status_hash = with_feed.feed_password_hash, status_import.password_hash
 
-    credentials.catalog_credentials_rotate(source=with_feed)
+    credential_rotation.catalog_credentials_rotate(source=with_feed)
 
     with_feed.refresh_from_db()
     status_import.refresh_from_db()
     assert with_feed.feed_password_hash != feed_hash
     assert status_import.password_hash != status_hash
     export = world.sandbox.export_state(with_feed.export_id)["export"]
-    assert feeds.feed_password_hash(export["password"]) == with_feed.feed_password_hash
+    assert provision.feed_password_hash(export["password"]) == with_feed.feed_password_hash
     # The platform's import now reads the file with the new password (the old one is refused)
     summary = world.sandbox.control("POST", f"/imports/{status_import.import_id}/run", {})
     assert summary["error_flag"] in (0, False, "0"), summary
-    url = imports.status_file_url(status_import.status_key)
+    url = join_import.status_file_url(status_import.status_key)
     assert requests.get(url, auth=(status_import.username, "old"), timeout=10).status_code == 401
 
 
 def test_the_status_sweep_reads_the_last_run_and_removing_the_feed_removes_the_import(
     with_feed: CatalogSource, world: CatalogWorld
 ) -> None:
-    status_import = imports.status_import_provision(source=with_feed)
+    status_import = join_import.status_import_provision(source=with_feed)
     world.sandbox.control("POST", f"/imports/{status_import.import_id}/run", {})
 
-    assert imports.status_import_status_sweep() == 1
+    assert join_import.status_import_status_sweep() == 1
 
     status_import.refresh_from_db()
     assert status_import.last_log.get("message")
     assert status_import.last_download_time
     assert not status_import.last_run_failed
-    url = imports.status_file_url(status_import.status_key)
+    url = join_import.status_file_url(status_import.status_key)
 
-    imports.catalog_feed_remove(source=with_feed)
+    join_import.catalog_feed_remove(source=with_feed)
 
     assert sandbox_imports(with_feed) == []
     status_import.refresh_from_db()
@@ -332,7 +337,7 @@ def test_an_import_that_cannot_be_deleted_is_left_to_the_cleanup_sweep(
     )
 
     with pytest.raises(CatalogError):
-        imports.status_import_provision(source=with_feed)
+        join_import.status_import_provision(source=with_feed)
 
     status_import = StatusImport.objects.get(source=with_feed)
     assert status_import.cleanup_id
@@ -367,7 +372,7 @@ def test_staff_retry_the_set_up_change_targets_and_rotate_credentials_from_the_p
     # Targets: a bad name is refused by the form, a good one reaches the platform
     bad = client.post(f"{base}/import/targets/", {"status": "1bad"}, follow=True)
     assert "Listing status: Letters, digits and _" in bad.content.decode()
-    good = {**imports.DEFAULT_TARGETS, "reason": "why_refused"}
+    good = {**status_import.DEFAULT_TARGETS, "reason": "why_refused"}
     client.post(f"{base}/import/targets/", good)
     assert held_maps(with_feed_import(with_feed, status_import))["Raison du refus"] == (
         "why_refused"
@@ -388,9 +393,9 @@ def test_staff_retry_the_set_up_change_targets_and_rotate_credentials_from_the_p
 def test_staff_asking_for_every_hour_get_it_or_are_told_what_was_set(
     with_feed: CatalogSource, reading: str
 ) -> None:
-    imports.status_import_provision(source=with_feed)
+    join_import.status_import_provision(source=with_feed)
 
-    changed = imports.status_import_schedule_set(
+    changed = join_import.status_import_schedule_set(
         source=with_feed, day="*", hour="*", minute="40", paused=True
     )
 
@@ -403,7 +408,7 @@ def test_staff_asking_for_every_hour_get_it_or_are_told_what_was_set(
     assert changed.paused is True
     assert StatusImport.objects.get(source=with_feed).cron == changed.cron
     # A schedule set as asked forgets the note
-    again = imports.status_import_schedule_set(
+    again = join_import.status_import_schedule_set(
         source=with_feed, day="2", hour="5", minute="0", paused=False
     )
     assert (again.cron, again.schedule_note, again.paused) == ("0 5 * * 2", "", False)

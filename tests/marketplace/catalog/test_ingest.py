@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from marketplace.catalog.ingest import feed_run_ingest, feed_run_retry
+from marketplace.catalog.feeds.ingest import feed_run_ingest, feed_run_retry
 from marketplace.catalog.models import FeedRun, Listing
 from sellers.models import Seller
 from tests.marketplace.catalog.feed_files import HEADER, csv_bytes, gzipped, product_row, zipped

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from marketplace.catalog import feed_merge
-from marketplace.catalog.ingest import feed_run_ingest
+from marketplace.catalog.feeds import staging
+from marketplace.catalog.feeds.ingest import feed_run_ingest
 from marketplace.catalog.models import FeedRun, Listing, RejectedSku
 from sellers.models import Seller
 from tests.marketplace.catalog.feed_files import csv_bytes, gzipped, product_row
@@ -102,7 +102,7 @@ def test_a_run_failing_after_its_merge_changes_nothing(
         raise RuntimeError("the worker's disk went away")
 
     # When the run crashes after the merge and the rejected SKUs were written
-    monkeypatch.setattr(feed_merge, "stage_deactivate_missing", crash)
+    monkeypatch.setattr(staging, "stage_deactivate_missing", crash)
     rows = [product_row(1, price="2.00"), product_row(9), {**product_row(2), "price": "x"}]
     run = ingest(received_run, csv_bytes(rows))
 
@@ -143,7 +143,7 @@ def test_every_rejected_sku_is_kept_and_duplicates_name_the_first_line(
     run = ingest(received_run, csv_bytes(rows))
 
     assert (run.created, run.rejected, run.rows) == (2, 501, 503)
-    assert len(run.rejections) == feed_merge.REJECTIONS_KEPT
+    assert len(run.rejections) == staging.REJECTIONS_KEPT
     assert RejectedSku.objects.filter(seller=seller).count() == 500
     assert not RejectedSku.objects.filter(seller=seller, sku="SKU-001000").exists()
     # The duplicate is counted (beyond the first REJECTIONS_KEPT listed) and loses

@@ -14,8 +14,8 @@ import psycopg
 import pytest
 from django.db import OperationalError, connection
 
-from marketplace.catalog import feed_merge
-from marketplace.catalog.ingest import FEED_LOCK_NAMESPACE, feed_run_ingest, feed_run_retry
+from marketplace.catalog.feeds import staging
+from marketplace.catalog.feeds.ingest import FEED_LOCK_NAMESPACE, feed_run_ingest, feed_run_retry
 from marketplace.catalog.models import FeedRun, Listing
 from sellers.models import Seller
 from tests.marketplace.catalog.feed_files import csv_bytes, gzipped, product_row
@@ -127,7 +127,7 @@ def test_a_transient_database_error_is_retried(
     received_run: MakeRun, seller: Seller, monkeypatch: pytest.MonkeyPatch, settings: Any
 ) -> None:
     settings.FEED_INGEST_DB_BACKOFF = 0
-    merge = feed_merge.stage_merge
+    merge = staging.stage_merge
     calls: list[int] = []
 
     def flaky(*args: Any, **kwargs: Any) -> tuple[int, int]:
@@ -136,7 +136,7 @@ def test_a_transient_database_error_is_retried(
             raise _deadlock()
         return merge(*args, **kwargs)
 
-    monkeypatch.setattr(feed_merge, "stage_merge", flaky)
+    monkeypatch.setattr(staging, "stage_merge", flaky)
 
     run = feed_run_ingest(run_id=received_run(feed(1, 5, "1.00"), compression="gzip").pk)
 
@@ -156,7 +156,7 @@ def test_a_database_error_that_persists_fails_the_run_after_a_few_tries(
         calls.append(1)
         raise _deadlock()
 
-    monkeypatch.setattr(feed_merge, "stage_merge", always)
+    monkeypatch.setattr(staging, "stage_merge", always)
 
     run = feed_run_ingest(run_id=received_run(feed(1, 5, "1.00"), compression="gzip").pk)
 
@@ -175,7 +175,7 @@ def test_a_lost_connection_is_retried_with_the_seller_lock_taken_again(
     from django.db import connections
 
     settings.FEED_INGEST_DB_BACKOFF = 0
-    merge = feed_merge.stage_merge
+    merge = staging.stage_merge
     killed: list[int] = []
     held: list[bool] = []
 
@@ -195,7 +195,7 @@ def test_a_lost_connection_is_retried_with_the_seller_lock_taken_again(
             held.append(_seller_lock_held_here(seller.pk))
         return merge(*args, **kwargs)
 
-    monkeypatch.setattr(feed_merge, "stage_merge", killing)
+    monkeypatch.setattr(staging, "stage_merge", killing)
     run = received_run(feed(1, 50, "1.00"), compression="gzip")
 
     finished = feed_run_ingest(run_id=run.pk)

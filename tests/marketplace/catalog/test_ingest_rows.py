@@ -15,7 +15,7 @@ from decimal import Decimal
 import pytest
 from django.test import override_settings
 
-from marketplace.catalog.ingest import feed_run_confirm, feed_run_ingest
+from marketplace.catalog.feeds.ingest import feed_run_confirm, feed_run_ingest
 from marketplace.catalog.models import FeedRun, Listing, RejectedSku
 from sellers.models import Seller
 from tests.marketplace.catalog.feed_files import HEADER, csv_bytes, gzipped, product_row, zipped

@@ -10,8 +10,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from marketplace.catalog.feed_parser import RowCheck
-from marketplace.catalog.ingest import feed_run_ingest
+from marketplace.catalog.feeds.ingest import feed_run_ingest
+from marketplace.catalog.feeds.parse import RowCheck
 from marketplace.catalog.models import FeedRun, Listing, RejectedSku
 from sellers.models import Seller
 from tests.marketplace.catalog.feed_files import HEADER, csv_bytes, product_row

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from marketplace.catalog import access, feeds, links
+from marketplace.catalog.api_access import api_user, sign_in
 from marketplace.catalog.errors import ApiAccessNeeded, CatalogError
-from marketplace.catalog.mapping import mapping_default, mapping_parse
+from marketplace.catalog.feeds import database_link, provision
+from marketplace.catalog.feeds.mapping import mapping_default, mapping_parse
 from marketplace.catalog.models import CatalogSource, FeedRun, Listing, PlatformApiAccess
 from marketplace.platform.auth_api import LoginRefused
 from marketplace.platform.models import PlatformCall
@@ -38,15 +39,15 @@ def reading(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def linked(world: CatalogWorld, seller: Seller, staff_user: Any) -> CatalogSource:
     api_sign_in(world, staff_user)
-    return links.seller_database_link(
+    return database_link.seller_database_link(
         seller=seller, account_id=world.account_id, db_id=world.db_id, actor=staff_user
     )
 
 
-def provision(source: CatalogSource, compression: str = "gzip") -> CatalogSource:
-    return feeds.feed_provision(
+def feed_set_up(source: CatalogSource, compression: str = "gzip") -> CatalogSource:
+    return provision.feed_provision(
         source=source,
-        feed=feeds.FeedSettings(mapping=mapping_default(), compression=compression),
+        feed=provision.FeedSettings(mapping=mapping_default(), compression=compression),
     )
 
 
@@ -60,18 +61,18 @@ def test_sign_in_stores_the_token_encrypted_and_never_logs_secrets(
 ) -> None:
     username, password, email = API_USER
     with pytest.raises(LoginRefused):
-        access.access_sign_in_start(username=username, password="wrong-password")
+        sign_in.access_sign_in_start(username=username, password="wrong-password")
 
-    access.access_sign_in_start(username=username, password=password)
+    sign_in.access_sign_in_start(username=username, password=password)
     code = world.sandbox.twofa_code(email)
     wrong = "000000" if code != "000000" else "111111"
     with pytest.raises(LoginRefused):
-        access.access_sign_in_finish(
+        sign_in.access_sign_in_finish(
             username=username, password=password, code=wrong, actor=staff_user
         )
-    access.access_sign_in_start(username=username, password=password)
+    sign_in.access_sign_in_start(username=username, password=password)
     code = world.sandbox.twofa_code(email)
-    signed_in = access.access_sign_in_finish(
+    signed_in = sign_in.access_sign_in_finish(
         username=username, password=password, code=code, actor=staff_user
     )
 
@@ -81,7 +82,7 @@ def test_sign_in_stores_the_token_encrypted_and_never_logs_secrets(
     )
     token = signed_in.token
     assert token not in signed_in.token_ciphertext
-    accounts = links.platform_accounts_list()
+    accounts = database_link.platform_accounts_list()
     assert [a.id for a in accounts] == [world.account_id]
     logged = " ".join(
         f"{c.path} {c.request_excerpt} {c.response_excerpt}" for c in PlatformCall.objects.all()
@@ -94,7 +95,7 @@ def test_sign_in_stores_the_token_encrypted_and_never_logs_secrets(
 def test_the_export_holds_exactly_what_the_app_asked_for(
     linked: CatalogSource, world: CatalogWorld
 ) -> None:
-    source = provision(linked)
+    source = feed_set_up(linked)
 
     export = world.sandbox.export_state(source.export_id)["export"]
     assert export["protocol"] == "http"
@@ -122,9 +123,9 @@ def test_the_export_holds_exactly_what_the_app_asked_for(
 def test_a_run_delivers_a_file_the_app_ingests_and_changes_reach_listings(
     linked: CatalogSource, world: CatalogWorld, seller: Seller, eager_tasks: None, reading: str
 ) -> None:
-    source = provision(linked)
+    source = feed_set_up(linked)
 
-    feeds.feed_run_request(source=source)
+    provision.feed_run_request(source=source)
     run = wait_for(lambda: latest_run(seller))
 
     assert run.status == "succeeded", run.error
@@ -159,7 +160,7 @@ def test_bad_rows_are_rejected_with_their_reason_while_the_others_apply(
         world.db_id,
         add=[product(6, id=""), product(7, price="-3.00")],
     )
-    source = provision(linked)
+    source = feed_set_up(linked)
 
     world.sandbox.export_run(source.export_id)
     run = wait_for(lambda: latest_run(seller))
@@ -174,7 +175,7 @@ def test_bad_rows_are_rejected_with_their_reason_while_the_others_apply(
 def test_a_garbage_file_is_refused_at_the_door_and_changes_nothing(
     linked: CatalogSource, world: CatalogWorld, seller: Seller, eager_tasks: None
 ) -> None:
-    source = provision(linked)
+    source = feed_set_up(linked)
     world.sandbox.export_run(source.export_id)
     first = wait_for(lambda: latest_run(seller))
     before = list(Listing.objects.filter(seller=seller).values_list("sku", "price", "active"))
@@ -182,7 +183,7 @@ def test_a_garbage_file_is_refused_at_the_door_and_changes_nothing(
     # would): the file is not what the feed promised. (One attempt: the platform would
     # otherwise retry a refused delivery 30 s later.)
     world.sandbox.db_rows_change(world.db_id, rows=[{"id": "AL-0001", "price": "1.00"}])
-    with access.platform_api() as api:
+    with api_user.platform_api() as api:
         api.exports.update(
             db_id=source.db_id,
             export_id=source.export_id,
@@ -207,11 +208,11 @@ def test_a_revoked_token_turns_the_access_to_needs_sign_in_and_catalog_work_wait
 ) -> None:
     staff_user.email = "ops@marketplace.test"
     staff_user.save()
-    source = provision(linked)
+    source = feed_set_up(linked)
     world.sandbox.api_token_revoke(username=API_USER[0])
 
     with pytest.raises(ApiAccessNeeded):
-        feeds.feed_run_request(source=source)
+        provision.feed_run_request(source=source)
 
     access_row = PlatformApiAccess.objects.get()
     assert access_row.state == "needs_sign_in"
@@ -220,20 +221,20 @@ def test_a_revoked_token_turns_the_access_to_needs_sign_in_and_catalog_work_wait
     assert "sign in again" in source.last_error
     # Catalog work now waits: the sweep makes no call at all
     calls = PlatformCall.objects.count()
-    assert feeds.feed_status_sweep() == 0
+    assert provision.feed_status_sweep() == 0
     with pytest.raises(CatalogError):
-        links.platform_accounts_list()
+        database_link.platform_accounts_list()
     assert PlatformCall.objects.count() == calls
     # And signing in again brings it back
     api_sign_in(world, staff_user)
-    assert feeds.feed_status_sweep() == 1
+    assert provision.feed_status_sweep() == 1
 
 
 def test_a_429_with_retry_after_is_honoured(linked: CatalogSource, world: CatalogWorld) -> None:
     # Two export calls per 2 s: provisioning (add, get, schedule) meets a 429 on its third.
     world.sandbox.set_rate_limit("exports", limit=2, window_seconds=2)
 
-    source = provision(linked)
+    source = feed_set_up(linked)
 
     assert source.has_feed
     statuses = list(
@@ -251,7 +252,7 @@ def test_a_4xx_from_the_platform_is_shown_with_its_message(
     mapping = mapping_parse(mapping_default().as_text().replace("brand = brand", "brand = maker"))
 
     with pytest.raises(CatalogError) as refused:
-        feeds.feed_provision(source=linked, feed=feeds.FeedSettings(mapping=mapping))
+        provision.feed_provision(source=linked, feed=provision.FeedSettings(mapping=mapping))
 
     assert "the platform said" in str(refused.value)
     assert "unknown field 'maker'" in str(refused.value)
@@ -266,12 +267,12 @@ def test_a_failure_after_the_export_was_created_leaves_nothing_half_provisioned(
     world.sandbox.set_faults(endpoint="export_schedule", kind="500", count=1)
 
     with pytest.raises(CatalogError):
-        provision(linked)
+        feed_set_up(linked)
 
     linked.refresh_from_db()
     assert not linked.has_feed
     assert linked.last_error
-    with access.platform_api() as api:
+    with api_user.platform_api() as api:
         assert api.exports.list(db_id=linked.db_id) == []  # deleted again
 
 
@@ -282,24 +283,26 @@ def test_an_export_created_but_whose_answer_was_lost_is_found_and_deleted(
     world.sandbox.set_faults(endpoint="add_export", kind="500", count=1, after_view=True)
 
     with pytest.raises(CatalogError):
-        provision(linked)
+        feed_set_up(linked)
 
     linked.refresh_from_db()
     assert not linked.has_feed
-    with access.platform_api() as api:
+    with api_user.platform_api() as api:
         assert api.exports.list(db_id=linked.db_id) == []  # the orphan was found and deleted
 
 
 def test_removing_the_feed_deletes_the_export_at_the_platform(
     linked: CatalogSource, world: CatalogWorld
 ) -> None:
-    source = provision(linked)
-    changed = feeds.feed_schedule_set(source=source, day="1", hour="6", minute="30", paused=True)
+    source = feed_set_up(linked)
+    changed = provision.feed_schedule_set(
+        source=source, day="1", hour="6", minute="30", paused=True
+    )
     assert (changed.cron, changed.paused) == ("30 6 * * 1", True)
 
-    feeds.feed_remove(source=changed)
+    provision.feed_remove(source=changed)
 
-    with access.platform_api() as api:
+    with api_user.platform_api() as api:
         assert api.exports.list(db_id=source.db_id) == []
     source.refresh_from_db()
     assert not source.has_feed
@@ -311,7 +314,7 @@ def test_a_truncated_file_delivered_over_http_changes_nothing_and_is_shown_faile
 ) -> None:
     import requests
 
-    source = provision(linked)
+    source = feed_set_up(linked)
     world.sandbox.export_run(source.export_id)
     first = wait_for(lambda: latest_run(seller))
     good_file = world.sandbox.export_run_file(
@@ -352,23 +355,23 @@ def test_the_demo_data_of_make_run_lines_up_and_ingests_without_rejections(
     sandbox.reset()
     sandbox.readings_all(reading)
     seeded = sandbox.seed_demo(rows=300)
-    access.access_sign_in_start(username="marketplace-api", password="marketplace-api-pass")
-    access.access_sign_in_finish(
+    sign_in.access_sign_in_start(username="marketplace-api", password="marketplace-api-pass")
+    sign_in.access_sign_in_finish(
         username="marketplace-api",
         password="marketplace-api-pass",
         code=sandbox.twofa_code(seeded["email"]),
         actor=staff_user,
     )
-    accounts = {a.name: a for a in links.platform_accounts_list()}
+    accounts = {a.name: a for a in database_link.platform_accounts_list()}
     assert {"Demo Seller", "Second Demo Seller"} <= set(accounts)
     account = accounts["Demo Seller"]
-    (database,) = links.platform_databases_list(account_id=account.id)
+    (database,) = database_link.platform_databases_list(account_id=account.id)
 
     # When staff link it and run the default feed
-    source = links.seller_database_link(
+    source = database_link.seller_database_link(
         seller=seller, account_id=account.id, db_id=database.id, actor=staff_user
     )
-    source = provision(source)
+    source = feed_set_up(source)
     sandbox.export_run(source.export_id)
     run = wait_for(lambda: latest_run(seller))
 

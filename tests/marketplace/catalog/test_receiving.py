@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from marketplace.catalog.feeds import feed_password_hash
+from marketplace.catalog.feeds.provision import feed_password_hash
 from marketplace.catalog.models import CatalogSource, FeedRun, Listing
 from sellers.models import Seller
 from tests.factories import CatalogSourceFactory
@@ -250,7 +250,7 @@ def test_an_empty_body_is_400_and_nothing_is_stored(
 def test_a_body_shorter_than_its_content_length_is_refused_and_its_start_deleted(
     source: CatalogSource, feed_folder: Path
 ) -> None:
-    from marketplace.catalog.receiving import FeedRefused, feed_file_receive
+    from marketplace.catalog.feeds.receive import FeedRefused, feed_file_receive
 
     body = gzipped(b"sku,price\n" * 100)
     with pytest.raises(FeedRefused, match="ended after"):
@@ -265,7 +265,7 @@ def test_a_body_longer_than_announced_stops_at_the_limit_and_is_deleted(
     source: CatalogSource, feed_folder: Path
 ) -> None:
     # A stream that does not stop at Content-Length (Django's request does) is cut.
-    from marketplace.catalog.receiving import FeedTooLarge, feed_file_receive
+    from marketplace.catalog.feeds.receive import FeedTooLarge, feed_file_receive
 
     body = gzipped(os.urandom(600 * 1024))
     with pytest.raises(FeedTooLarge):
@@ -351,7 +351,7 @@ def test_a_second_delivery_while_one_is_being_received_is_429(
     import psycopg
     from django.db import connection
 
-    from marketplace.catalog.receiving import DELIVERY_LOCK_SPACE
+    from marketplace.catalog.feeds.receive import DELIVERY_LOCK_SPACE
 
     if connection.vendor != "postgresql":
         pytest.skip("the per-seller delivery lock is Postgres's")

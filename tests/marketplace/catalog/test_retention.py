@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
+from marketplace.catalog.feeds.retention import feed_files_prune
 from marketplace.catalog.models import FeedRun
-from marketplace.catalog.retention import feed_files_prune
 from tests.app_fixtures import page_text, signed_in
 
 pytestmark = pytest.mark.django_db
@@ -68,7 +68,7 @@ def test_a_failed_run_whose_file_was_pruned_cannot_be_retried(
 def test_a_file_that_failed_as_malformed_goes_after_a_day_while_a_good_one_stays(
     received_run: Callable[..., FeedRun], feed_folder: Path, settings: Any
 ) -> None:
-    from marketplace.catalog.ingest import feed_run_ingest
+    from marketplace.catalog.feeds.ingest import feed_run_ingest
 
     settings.FEED_FILE_RETENTION_DAYS = 14
     settings.FEED_FAILED_FILE_RETENTION_HOURS = 24

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from marketplace.catalog.feed_parser import RowCheck
+from marketplace.catalog.feeds.parse import RowCheck
 
 HEADER = ["sku", "price", "quantity", "gtin", "link"]
 

@@ -12,8 +12,9 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from marketplace.catalog import access, links
+from marketplace.catalog.api_access import sign_in
 from marketplace.catalog.errors import CatalogError
+from marketplace.catalog.feeds import database_link
 from marketplace.catalog.models import ApiSignIn, PlatformApiAccess
 from marketplace.platform.auth_api import LoginRefused
 from marketplace.platform.errors import PlatformRateLimited
@@ -117,13 +118,13 @@ def test_a_submission_of_an_already_signed_in_pending_sign_in_makes_no_call(
     world: CatalogWorld, staff_user: Any
 ) -> None:
     username, password, email = API_USER
-    _, key = access.access_sign_in_begin(username=username, password=password)
+    _, key = sign_in.access_sign_in_begin(username=username, password=password)
     code = world.sandbox.twofa_code(email)
-    access.access_sign_in_finish(
+    sign_in.access_sign_in_finish(
         username=username, password=password, code=code, actor=staff_user, key=key
     )
     since = last_seq(world)
-    again = access.access_sign_in_finish(
+    again = sign_in.access_sign_in_finish(
         username=username, password=password, code=code, actor=staff_user, key=key
     )
     assert again.is_active
@@ -176,13 +177,13 @@ def test_a_wrong_code_then_the_right_one_still_signs_in(
     world: CatalogWorld, staff_user: Any
 ) -> None:
     username, password, email = API_USER
-    _, key = access.access_sign_in_begin(username=username, password=password)
+    _, key = sign_in.access_sign_in_begin(username=username, password=password)
     code = world.sandbox.twofa_code(email)
     with pytest.raises(LoginRefused):
-        access.access_sign_in_finish(
+        sign_in.access_sign_in_finish(
             username=username, password=password, code=wrong_code(world), actor=staff_user, key=key
         )
-    signed_in = access.access_sign_in_finish(
+    signed_in = sign_in.access_sign_in_finish(
         username=username, password=password, code=code, actor=staff_user, key=key
     )
     assert signed_in.is_active
@@ -196,13 +197,13 @@ def test_a_429_on_login_does_not_hold_the_api_users_data_calls(
     api_sign_in(world, staff_user)
     # Given the platform's login limit reached: /login answers 429
     world.sandbox.set_rate_limit("login", limit=1, window_seconds=60)
-    access.access_sign_in_start(username=username, password=password)
+    sign_in.access_sign_in_start(username=username, password=password)
     with pytest.raises(PlatformRateLimited):
-        access.access_sign_in_start(username=username, password=password)
+        sign_in.access_sign_in_start(username=username, password=password)
     assert [c["status"] for c in world.sandbox.requests_log(endpoint="login")][-1] == 429
     # Then data calls of the same API user still go out and succeed
     since = last_seq(world)
-    accounts = links.platform_accounts_list()
+    accounts = database_link.platform_accounts_list()
     assert [account.id for account in accounts] == [world.account_id]
     assert [c["status"] for c in world.sandbox.requests_log(since_seq=since)] == [200]
 
@@ -212,13 +213,13 @@ def test_a_429_on_data_calls_does_not_hold_signing_in(world: CatalogWorld, staff
     api_sign_in(world, staff_user)
     # Given the API user's data calls held by a 429
     world.sandbox.set_rate_limit("accounts", limit=1, window_seconds=60)
-    links.platform_accounts_list()
+    database_link.platform_accounts_list()
     with pytest.raises(CatalogError, match=r"(?i)wait|rate"):
-        links.platform_accounts_list()
+        database_link.platform_accounts_list()
     # Then staff can still sign in: both login calls reach the platform
     since = last_seq(world)
-    access.access_sign_in_start(username=username, password=password)
-    access.access_sign_in_finish(
+    sign_in.access_sign_in_start(username=username, password=password)
+    sign_in.access_sign_in_finish(
         username=username,
         password=password,
         code=world.sandbox.twofa_code(email),
@@ -267,7 +268,7 @@ def test_a_dot_segment_account_id_never_reaches_the_platform(
     since = last_seq(world)
     for bad in ("..", ".", ""):
         with pytest.raises(CatalogError, match="not a platform account id"):
-            links.platform_databases_list(account_id=bad)
+            database_link.platform_databases_list(account_id=bad)
     assert world.sandbox.requests_log(since_seq=since) == []
 
 
@@ -281,8 +282,8 @@ def test_start_again_drops_the_pending_sign_in_so_its_code_no_longer_signs_in(
     assert client.post(PAGE + "cancel/").status_code == 302
     assert ApiSignIn.objects.get().state == ApiSignIn.State.DROPPED
     since = last_seq(world)
-    with pytest.raises(access.SignInDropped):
-        access.access_sign_in_finish(
+    with pytest.raises(sign_in.SignInDropped):
+        sign_in.access_sign_in_finish(
             username=API_USER[0],
             password=API_USER[1],
             code=code,

@@ -18,9 +18,9 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from marketplace.catalog.ingest import REJECTIONS_KEPT, feed_run_ingest
+from marketplace.catalog.feeds.ingest import REJECTIONS_KEPT, feed_run_ingest
+from marketplace.catalog.listing_status.status_file import status_password_hash
 from marketplace.catalog.models import CatalogSource, FeedRun, Listing, RejectedSku, StatusImport
-from marketplace.catalog.status_file import status_password_hash
 from sellers.models import Seller
 from tests.factories import CatalogSourceFactory, ListingFactory, SellerFactory
 from tests.marketplace.catalog.feed_files import csv_bytes, product_row

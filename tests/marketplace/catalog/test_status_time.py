@@ -9,9 +9,9 @@ from collections.abc import Callable
 
 import pytest
 
-from marketplace.catalog.ingest import feed_run_ingest
+from marketplace.catalog.feeds.ingest import feed_run_ingest
+from marketplace.catalog.listing_status.status_file import status_rows
 from marketplace.catalog.models import FeedRun, StatusChange
-from marketplace.catalog.status_file import status_rows
 from sellers.models import Seller
 from tests.marketplace.catalog.feed_files import csv_bytes, product_row
 

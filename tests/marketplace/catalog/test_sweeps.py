@@ -12,7 +12,7 @@ import pytest
 from django.utils import timezone
 
 from marketplace.catalog import dispatch
-from marketplace.catalog.ingest import feed_run_claim, feed_run_ingest, feed_run_retry
+from marketplace.catalog.feeds.ingest import feed_run_claim, feed_run_ingest, feed_run_retry
 from marketplace.catalog.models import FeedRun
 from marketplace.catalog.sweeps import INGESTING_LEASE, RECEIVED_GRACE, feed_run_sweep
 from tests.marketplace.catalog.feed_files import csv_bytes, product_row

@@ -1,7 +1,7 @@
 from django.urls import path
 
-from marketplace.catalog import status_views as views
 from marketplace.catalog import url_keys  # noqa: F401 - registers <catalog_key:…>
+from marketplace.catalog.listing_status import views
 
 app_name = "catalog_status"
 

@@ -1,7 +1,7 @@
 from django.urls import path
 
-from marketplace.catalog import receive_views as views
 from marketplace.catalog import url_keys  # noqa: F401 - registers <catalog_key:…>
+from marketplace.catalog.feeds import views
 
 app_name = "catalog_feeds"
 

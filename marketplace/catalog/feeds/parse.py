@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
-from marketplace.catalog.mapping import LISTING_COLUMNS, REQUIRED_COLUMNS
+from marketplace.catalog.feeds.mapping import LISTING_COLUMNS, REQUIRED_COLUMNS
 from marketplace.text_rules import (
     FEED_HARMFUL_SEARCH,
     FEED_SINGLE_SUSPECT,

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from django.conf import settings
 from django.db.models import Exists, OuterRef, Subquery
 
-from marketplace.catalog.feeds import feed_password_hash
+from marketplace.catalog.feeds.provision import feed_password_hash
 from marketplace.catalog.models import Listing, RejectedSku
 
 # (role, header): the role names the target field staff may adjust (``StatusImport.targets``).

@@ -20,7 +20,7 @@ from django.conf import settings
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from marketplace.catalog.ingest import feed_storage
+from marketplace.catalog.feeds.ingest import feed_storage
 from marketplace.catalog.models import FeedRun
 
 logger = logging.getLogger(__name__)

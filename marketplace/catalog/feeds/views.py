@@ -21,7 +21,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.debug import sensitive_variables
 from django.views.decorators.http import require_http_methods
 
-from marketplace.catalog.receiving import (
+from marketplace.catalog.feeds.receive import (
     FeedRefused,
     FeedUnauthorized,
     feed_file_receive,

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from marketplace.catalog.access import platform_api
+from marketplace.catalog.api_access.api_user import platform_api
 from marketplace.catalog.errors import CatalogError
 from marketplace.catalog.models import CatalogSource
 from marketplace.platform.auth_api import PlatformAccount, PlatformDatabase

@@ -10,8 +10,8 @@ import hmac
 
 from django.views.decorators.debug import sensitive_variables
 
+from marketplace.catalog.listing_status.status_file import status_password_hash
 from marketplace.catalog.models import StatusImport
-from marketplace.catalog.status_file import status_password_hash
 
 
 class StatusFileUnknown(Exception):

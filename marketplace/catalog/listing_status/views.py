@@ -10,13 +10,13 @@ from django.http.response import HttpResponseBase
 from django.views.decorators.debug import sensitive_variables
 from django.views.decorators.http import require_http_methods
 
-from marketplace.catalog.receive_views import basic_credentials, basic_unauthorized
-from marketplace.catalog.status_access import (
+from marketplace.catalog.feeds.views import basic_credentials, basic_unauthorized
+from marketplace.catalog.listing_status.status_file import status_csv_chunks
+from marketplace.catalog.listing_status.status_file_auth import (
     StatusFileUnauthorized,
     StatusFileUnknown,
     status_import_authenticate,
 )
-from marketplace.catalog.status_file import status_csv_chunks
 
 
 # HEAD answers as GET does (credentials, 404, headers) without a body or building the file.

@@ -13,10 +13,12 @@ import secrets
 
 from django.views.decorators.debug import sensitive_variables
 
-from marketplace.catalog import feeds, imports, provisioned
+from marketplace.catalog import provisioned
 from marketplace.catalog.errors import FeedNotSetUp
+from marketplace.catalog.feeds import provision
+from marketplace.catalog.listing_status import join_import
+from marketplace.catalog.listing_status.status_file import status_password_hash
 from marketplace.catalog.models import CatalogSource
-from marketplace.catalog.status_file import status_password_hash
 
 
 @sensitive_variables("feed_password", "status_password")
@@ -27,7 +29,7 @@ def catalog_credentials_rotate(*, source: CatalogSource) -> CatalogSource:
         raise FeedNotSetUp("This seller has no feed yet.")
     feed_password = secrets.token_urlsafe(32)
     provisioned.credentials_put(
-        feeds.EXPORT,
+        provision.EXPORT,
         record=source,
         object_id=source.export_id,
         username=source.feed_username,
@@ -35,16 +37,16 @@ def catalog_credentials_rotate(*, source: CatalogSource) -> CatalogSource:
         what="the feed",
         prefix="Rotating the feed's credentials failed",
     )
-    source.feed_password_hash = feeds.feed_password_hash(feed_password)
-    feeds.clear_error(source)
+    source.feed_password_hash = provision.feed_password_hash(feed_password)
+    provision.clear_error(source)
     source.save()
 
-    status_import = imports.status_import_of(source)
+    status_import = join_import.status_import_of(source)
     if not status_import.is_active:
         return source
     status_password = secrets.token_urlsafe(32)
     provisioned.credentials_put(
-        imports.IMPORT,
+        join_import.IMPORT,
         record=status_import,
         object_id=status_import.import_id,
         username=status_import.username,
@@ -53,6 +55,6 @@ def catalog_credentials_rotate(*, source: CatalogSource) -> CatalogSource:
         prefix="Rotating the status file's credentials failed",
     )
     status_import.password_hash = status_password_hash(status_password)
-    imports.import_error_clear(status_import)
+    join_import.import_error_clear(status_import)
     status_import.save()
     return source

@@ -26,7 +26,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connection
 
-from marketplace.catalog.mapping import LISTING_COLUMNS
+from marketplace.catalog.feeds.mapping import LISTING_COLUMNS
 from marketplace.catalog.models import Listing, RejectedSku
 
 STAGE = "catalog_feed_stage"

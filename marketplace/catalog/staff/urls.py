@@ -1,7 +1,7 @@
 from django.urls import path
 
-from marketplace.catalog import api_access_views, import_views, status_sync_views
-from marketplace.catalog import staff_views as views
+from marketplace.catalog.api_access import views as api_access_views
+from marketplace.catalog.staff import status_import_views, status_sync_views, views
 
 app_name = "catalog"
 
@@ -21,22 +21,28 @@ urlpatterns = [
     path("sellers/<int:seller_id>/feed/status/", views.feed_status, name="feed_status"),
     path(
         "sellers/<int:seller_id>/credentials/rotate/",
-        import_views.credentials_rotate,
+        status_import_views.credentials_rotate,
         name="credentials_rotate",
     ),
-    path("sellers/<int:seller_id>/import/", import_views.import_provision, name="import_provision"),
+    path(
+        "sellers/<int:seller_id>/import/",
+        status_import_views.import_provision,
+        name="import_provision",
+    ),
     path(
         "sellers/<int:seller_id>/import/schedule/",
-        import_views.import_schedule,
+        status_import_views.import_schedule,
         name="import_schedule",
     ),
     path(
         "sellers/<int:seller_id>/import/targets/",
-        import_views.import_targets,
+        status_import_views.import_targets,
         name="import_targets",
     ),
     path(
-        "sellers/<int:seller_id>/import/status/", import_views.import_status, name="import_status"
+        "sellers/<int:seller_id>/import/status/",
+        status_import_views.import_status,
+        name="import_status",
     ),
     path(
         "sellers/<int:seller_id>/status-sync/resend/",

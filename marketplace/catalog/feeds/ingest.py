@@ -37,8 +37,9 @@ from django.db import DatabaseError, InterfaceError, OperationalError, connectio
 from django.db.models import F
 from django.utils import timezone
 
-from marketplace.catalog import dispatch, feed_merge
-from marketplace.catalog.feed_parser import FeedMalformed, feed_rows
+from marketplace.catalog import dispatch
+from marketplace.catalog.feeds import staging
+from marketplace.catalog.feeds.parse import FeedMalformed, feed_rows
 from marketplace.catalog.models import FeedRun
 
 logger = logging.getLogger(__name__)
@@ -51,7 +52,7 @@ FEED_LOCK_NAMESPACE = 22
 # and class 08, connection exceptions.
 TRANSIENT_SQLSTATES = frozenset({"40P01", "40001", "57P01", "57P02", "57P03"})
 # A run keeps its first rejections for its page; the listing-status file has them all.
-REJECTIONS_KEPT = feed_merge.REJECTIONS_KEPT
+REJECTIONS_KEPT = staging.REJECTIONS_KEPT
 
 
 @dataclass
@@ -303,14 +304,14 @@ def feed_stream_apply(
     counts = IngestCounts()
     now = timezone.now()
     with connection.cursor() as cursor:
-        feed_merge.stage_create(cursor)
+        staging.stage_create(cursor)
         accepted = rejected = 0
         with (
             feed_rows(raw, compression=compression, delimiter=delimiter) as feed,
-            feed_merge.stage_writer(cursor) as write,
+            staging.stage_writer(cursor) as write,
         ):
             check, ids_of = feed.check, feed.check.ids_of
-            blank = feed_merge.REJECTED_BLANK
+            blank = staging.REJECTED_BLANK
             for line, row in feed.rows:
                 values = check(line, row)
                 if values.__class__ is str:
@@ -321,10 +322,10 @@ def feed_stream_apply(
                     accepted += 1
                     write((line, None, *values))
             counts.corrected, counts.corrections = check.corrected, check.corrections
-        duplicates = feed_merge.stage_duplicates_mark(cursor)
+        duplicates = staging.stage_duplicates_mark(cursor)
         counts.rows = accepted + rejected
         counts.rejected = rejected + duplicates
-        counts.rejections = feed_merge.stage_rejections(cursor) if counts.rejected else []
+        counts.rejections = staging.stage_rejections(cursor) if counts.rejected else []
         if accepted == 0:
             # Every row bad (or none at all): most likely a mapping or export problem. A
             # full feed would otherwise deactivate the whole catalog.
@@ -334,13 +335,13 @@ def feed_stream_apply(
                 counts,
             )
         active_before = (
-            feed_merge.listings_active_count(cursor, seller_id=seller_id) if full_feed else 0
+            staging.listings_active_count(cursor, seller_id=seller_id) if full_feed else 0
         )
-        counts.created, counts.updated = feed_merge.stage_merge(
+        counts.created, counts.updated = staging.stage_merge(
             cursor, seller_id=seller_id, run_id=run_id, now=now
         )
         counts.unchanged = accepted - duplicates - counts.created - counts.updated
-        feed_merge.stage_rejected_keep(
+        staging.stage_rejected_keep(
             cursor,
             seller_id=seller_id,
             run_id=run_id,
@@ -351,7 +352,7 @@ def feed_stream_apply(
         # With no active listing before the merge, every active one now is a row of this
         # file: nothing to deactivate (a first ingest skips the anti-join over it all).
         if full_feed and active_before:
-            counts.deactivated = feed_merge.stage_deactivate_missing(
+            counts.deactivated = staging.stage_deactivate_missing(
                 cursor, seller_id=seller_id, now=now
             )
             would = counts.deactivated
@@ -367,7 +368,7 @@ def feed_stream_apply(
                     "confirm it",
                     counts,
                 )
-        feed_merge.stage_drop(cursor)
+        staging.stage_drop(cursor)
     return counts
 
 

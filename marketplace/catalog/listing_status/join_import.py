@@ -27,11 +27,16 @@ from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
 
-from marketplace.catalog import dispatch, feeds, provisioned
-from marketplace.catalog.access import platform_api
+from marketplace.catalog import dispatch, provisioned
+from marketplace.catalog.api_access.api_user import platform_api
 from marketplace.catalog.errors import CatalogError, FeedNotSetUp
+from marketplace.catalog.feeds import provision
+from marketplace.catalog.listing_status.status_file import (
+    COLUMNS,
+    DEFAULT_TARGETS,
+    status_password_hash,
+)
 from marketplace.catalog.models import CatalogSource, StatusImport
-from marketplace.catalog.status_file import COLUMNS, DEFAULT_TARGETS, status_password_hash
 from marketplace.catalog.url_keys import url_key_new
 from marketplace.platform.errors import PlatformError
 from marketplace.platform.imports import (
@@ -67,7 +72,7 @@ IMPORT = provisioned.Kind(
     model=StatusImport,
     source_field="source",
     cleanup_field="cleanup_id",
-    message=feeds.error_message,
+    message=provision.error_message,
     schedule_note_field="schedule_note",
 )
 
@@ -183,7 +188,7 @@ def hourly_fallback_hour(source: CatalogSource, minute: str) -> str:
     parts = (source.cron or "").split()
     feed_minute, feed_hour = [*parts, "", ""][:2]
     if not (feed_hour.isdigit() and feed_minute.isdigit() and str(minute).isdigit()):
-        return feeds.FeedSettings.hour
+        return provision.FeedSettings.hour
     hour = int(feed_hour) + (0 if int(minute) > int(feed_minute) else 1)
     return str(hour % 24)
 
@@ -475,11 +480,11 @@ def status_import_status_sweep() -> int:
 
 
 def catalog_feed_provision(
-    *, source: CatalogSource, feed: feeds.FeedSettings
+    *, source: CatalogSource, feed: provision.FeedSettings
 ) -> tuple[CatalogSource, str]:
     """Set up the feed, then right after it the listing-status import. The feed stands
     even when the import fails (staff retry it); returns the import's error, if any."""
-    source = feeds.feed_provision(source=source, feed=feed)
+    source = provision.feed_provision(source=source, feed=feed)
     try:
         status_import_provision(source=source)
     except CatalogError as exc:
@@ -489,6 +494,6 @@ def catalog_feed_provision(
 
 def catalog_feed_remove(*, source: CatalogSource) -> CatalogSource:
     """Remove the feed, then its import (a failed import delete is left to the sweep)."""
-    source = feeds.feed_remove(source=source)
+    source = provision.feed_remove(source=source)
     status_import_remove(source=source)
     return source

@@ -9,10 +9,11 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_POST
 
 from marketplace.access import staff_required
-from marketplace.catalog import credentials, imports
+from marketplace.catalog import credential_rotation
 from marketplace.catalog.errors import CatalogError
-from marketplace.catalog.import_forms import ImportScheduleForm, ImportTargetsForm
-from marketplace.catalog.seller_actions import act, back, seller_or_404, source_or_404
+from marketplace.catalog.listing_status import join_import
+from marketplace.catalog.staff.forms import ImportScheduleForm, ImportTargetsForm
+from marketplace.catalog.staff.seller_actions import act, back, seller_or_404, source_or_404
 from marketplace.platform.errors import PlatformError
 from marketplace.staff_confirm import Confirmation
 
@@ -24,7 +25,7 @@ def import_provision(request: HttpRequest, seller_id: int) -> HttpResponse:
     return act(
         request,
         seller,
-        lambda: imports.status_import_provision(source=source_or_404(seller)),
+        lambda: join_import.status_import_provision(source=source_or_404(seller)),
         success="The listing-status import is set up at the platform.",
     )
 
@@ -41,7 +42,7 @@ def import_schedule(request: HttpRequest, seller_id: int) -> HttpResponse:
     return act(
         request,
         seller,
-        lambda: imports.status_import_schedule_set(
+        lambda: join_import.status_import_schedule_set(
             source=source_or_404(seller),
             day=data["day"],
             hour=data["hour"],
@@ -66,7 +67,7 @@ def import_targets(request: HttpRequest, seller_id: int) -> HttpResponse:
     return act(
         request,
         seller,
-        lambda: imports.status_import_targets_set(
+        lambda: join_import.status_import_targets_set(
             source=source_or_404(seller), targets=form.targets()
         ),
         success="Target fields saved; the platform holds the new file map.",
@@ -80,7 +81,7 @@ def import_status(request: HttpRequest, seller_id: int) -> HttpResponse:
     return act(
         request,
         seller,
-        lambda: imports.status_import_status_refresh(source=source_or_404(seller)),
+        lambda: join_import.status_import_status_refresh(source=source_or_404(seller)),
         errors=(CatalogError, PlatformError),
     )
 
@@ -93,7 +94,7 @@ def credentials_rotate(request: HttpRequest, seller_id: int) -> HttpResponse:
     return act(
         request,
         seller,
-        lambda: credentials.catalog_credentials_rotate(source=source),
+        lambda: credential_rotation.catalog_credentials_rotate(source=source),
         success="New credentials for the feed and the listing-status file.",
         confirmation=Confirmation(
             "Rotate the catalog credentials",

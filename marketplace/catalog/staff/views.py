@@ -14,17 +14,20 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from marketplace.access import staff_required
-from marketplace.catalog import access, edrts_sender, feeds, imports, links, selectors
+from marketplace.catalog import edrts_sender, selectors
+from marketplace.catalog.api_access import api_user
 from marketplace.catalog.errors import CatalogError
-from marketplace.catalog.forms import (
+from marketplace.catalog.feeds import database_link, provision
+from marketplace.catalog.feeds.ingest import feed_run_confirm, feed_run_retry
+from marketplace.catalog.feeds.mapping import mapping_from_json
+from marketplace.catalog.listing_status import join_import
+from marketplace.catalog.models import FeedRun, Listing, StatusImport
+from marketplace.catalog.staff.forms import (
     FeedForm,
     ListingFilterForm,
     ScheduleChangeForm,
 )
-from marketplace.catalog.ingest import feed_run_confirm, feed_run_retry
-from marketplace.catalog.mapping import mapping_from_json
-from marketplace.catalog.models import FeedRun, Listing, StatusImport
-from marketplace.catalog.seller_actions import act, back, seller_or_404, source_or_404
+from marketplace.catalog.staff.seller_actions import act, back, seller_or_404, source_or_404
 from marketplace.platform.errors import PlatformError
 from marketplace.staff_confirm import Confirmation, Outcome, confirmed_action
 from sellers.models import Seller
@@ -45,7 +48,7 @@ def overview(request: HttpRequest) -> HttpResponse:
         request,
         "catalog/staff_overview.html",
         {
-            "access": access.access_get(),
+            "access": api_user.access_get(),
             "sellers": page,
             "rows": [(seller, summaries[seller.pk]) for seller in page.object_list],
         },
@@ -57,23 +60,23 @@ def overview(request: HttpRequest) -> HttpResponse:
 def seller_catalog(request: HttpRequest, seller_id: int) -> HttpResponse:
     seller = seller_or_404(seller_id)
     source = selectors.catalog_source_of(seller_id=seller.pk)
-    api = access.access_get()
+    api = api_user.access_get()
     accounts: list[Any] = []
     databases: list[Any] = []
     account_id = request.GET.get("account", "")
     platform_error = ""
     if api.is_active and (request.GET.get("link") or source is None):
         try:
-            accounts = links.platform_accounts_list()
+            accounts = database_link.platform_accounts_list()
             # Only an account the platform listed: the id goes into a platform URL.
             if account_id and account_id not in {account.id for account in accounts}:
                 platform_error = "The API user cannot reach that platform account."
                 account_id = ""
             if account_id:
-                databases = links.platform_databases_list(account_id=account_id)
+                databases = database_link.platform_databases_list(account_id=account_id)
         except CatalogError as exc:
             platform_error = str(exc)
-        api = access.access_get()
+        api = api_user.access_get()
     listing_filter = ListingFilterForm(request.GET)
     listing_filter.is_valid()
     criteria = getattr(listing_filter, "cleaned_data", {})
@@ -125,7 +128,7 @@ def seller_catalog(request: HttpRequest, seller_id: int) -> HttpResponse:
 def seller_link(request: HttpRequest, seller_id: int) -> HttpResponse:
     seller = seller_or_404(seller_id)
     try:
-        source = links.seller_database_link(
+        source = database_link.seller_database_link(
             seller=seller,
             account_id=request.POST.get("account", ""),
             db_id=request.POST.get("db", ""),
@@ -156,9 +159,9 @@ def feed_provision(request: HttpRequest, seller_id: int) -> HttpResponse:
     data = form.cleaned_data
     try:
         # The listing-status import follows the feed; its failure leaves the feed standing.
-        _, import_error = imports.catalog_feed_provision(
+        _, import_error = join_import.catalog_feed_provision(
             source=source,
-            feed=feeds.FeedSettings(
+            feed=provision.FeedSettings(
                 mapping=data["mapping"],
                 delimiter=data["delimiter"],
                 compression=data["compression"] or "",
@@ -187,7 +190,7 @@ def feed_schedule(request: HttpRequest, seller_id: int) -> HttpResponse:
         return back(seller)
     data = form.cleaned_data
     try:
-        feeds.feed_schedule_set(
+        provision.feed_schedule_set(
             source=source,
             day=data["day"],
             hour=str(data["hour"]),
@@ -208,7 +211,7 @@ def feed_run(request: HttpRequest, seller_id: int) -> HttpResponse:
     return act(
         request,
         seller,
-        lambda: feeds.feed_run_request(source=source_or_404(seller)),
+        lambda: provision.feed_run_request(source=source_or_404(seller)),
         success="The platform is running the feed; the file appears under Feed runs.",
     )
 
@@ -221,7 +224,7 @@ def feed_remove(request: HttpRequest, seller_id: int) -> HttpResponse:
     return act(
         request,
         seller,
-        lambda: imports.catalog_feed_remove(source=source),
+        lambda: join_import.catalog_feed_remove(source=source),
         success="The feed was removed, here and at the platform.",
         confirmation=Confirmation(
             "Remove the catalog feed",
@@ -241,7 +244,7 @@ def feed_status(request: HttpRequest, seller_id: int) -> HttpResponse:
     return act(
         request,
         seller,
-        lambda: feeds.feed_status_refresh(source=source_or_404(seller)),
+        lambda: provision.feed_status_refresh(source=source_or_404(seller)),
         errors=(CatalogError, PlatformError),
     )
 

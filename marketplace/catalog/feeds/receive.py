@@ -20,8 +20,8 @@ from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
 
 from marketplace.catalog import dispatch
-from marketplace.catalog.feeds import feed_password_hash
-from marketplace.catalog.ingest import feed_storage
+from marketplace.catalog.feeds.ingest import feed_storage
+from marketplace.catalog.feeds.provision import feed_password_hash
 from marketplace.catalog.models import CatalogSource, FeedRun
 
 if TYPE_CHECKING:

@@ -23,9 +23,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from marketplace.catalog import provisioned
-from marketplace.catalog.access import platform_api
+from marketplace.catalog.api_access.api_user import platform_api
 from marketplace.catalog.errors import ApiAccessNeeded, CatalogError, FeedNotSetUp
-from marketplace.catalog.mapping import FeedMapping
+from marketplace.catalog.feeds.mapping import FeedMapping
 from marketplace.catalog.models import CatalogSource
 from marketplace.catalog.url_keys import url_key_new
 from marketplace.platform.errors import PlatformError, PlatformRejected

@@ -14,15 +14,15 @@ from django.views.decorators.debug import sensitive_post_parameters, sensitive_v
 from django.views.decorators.http import require_GET, require_POST
 
 from marketplace.access import staff_required
-from marketplace.catalog import access
-from marketplace.catalog.forms import CodeForm, SignInForm
+from marketplace.catalog.api_access import api_user, sign_in
+from marketplace.catalog.api_access.forms import CodeForm, SignInForm
 from marketplace.platform.auth_api import LoginRefused
 from marketplace.platform.errors import PlatformError
 from sellers import vault
 
 PENDING_KEY = "catalog_api_sign_in"
 # The platform's code is valid 10 minutes; the password waits (encrypted) no longer.
-PENDING_SECONDS = access.PENDING_SECONDS
+PENDING_SECONDS = sign_in.PENDING_SECONDS
 
 
 # --- Platform API access ------------------------------------------------------------------
@@ -50,12 +50,12 @@ def api_access(request: HttpRequest) -> HttpResponse:
         request,
         "catalog/api_access.html",
         {
-            "access": access.access_get(),
+            "access": api_user.access_get(),
             "pending": pending,
             "sign_in_form": SignInForm(initial={"username": (pending or {}).get("username", "")}),
             "code_form": CodeForm(),
-            "token_name": access.access_token_name(),
-            "max_wrong_codes": access.MAX_WRONG_CODES,
+            "token_name": sign_in.access_token_name(),
+            "max_wrong_codes": sign_in.MAX_WRONG_CODES,
         },
     )
 
@@ -72,7 +72,7 @@ def api_access_start(request: HttpRequest) -> HttpResponse:
     username = form.cleaned_data["username"]
     password = form.cleaned_data["password"]
     try:
-        message, key = access.access_sign_in_begin(username=username, password=password)
+        message, key = sign_in.access_sign_in_begin(username=username, password=password)
     except LoginRefused:
         messages.error(request, "The platform refused the username or password.")
         return redirect("catalog:api_access")
@@ -103,19 +103,19 @@ def api_access_finish(request: HttpRequest) -> HttpResponse:
         messages.error(request, "The code is the digits from the e-mail.")
         return redirect("catalog:api_access")
     try:
-        access.access_sign_in_finish(
+        sign_in.access_sign_in_finish(
             username=pending["username"],
             password=vault.token_decrypt(pending["password"]),
             code=form.cleaned_data["code"],
             actor=request.user,
             key=pending.get("key", ""),
         )
-    except access.SignInDropped as exc:
+    except sign_in.SignInDropped as exc:
         request.session.pop(PENDING_KEY, None)
         messages.error(request, str(exc))
         return redirect("catalog:api_access")
     except LoginRefused:
-        left = access.access_sign_in_wrong_codes_left(key=pending.get("key", ""))
+        left = sign_in.access_sign_in_wrong_codes_left(key=pending.get("key", ""))
         messages.error(
             request,
             "The platform refused the code: check the e-mail and try again "
@@ -135,14 +135,14 @@ def api_access_finish(request: HttpRequest) -> HttpResponse:
 def api_access_cancel(request: HttpRequest) -> HttpResponse:
     pending = request.session.pop(PENDING_KEY, None)
     if pending and pending.get("key"):
-        access.access_sign_in_cancel(key=pending["key"])
+        sign_in.access_sign_in_cancel(key=pending["key"])
     return redirect("catalog:api_access")
 
 
 @require_POST
 @staff_required
 def api_access_check(request: HttpRequest) -> HttpResponse:
-    checked = access.access_check()
+    checked = api_user.access_check()
     if checked.is_active:
         messages.success(request, "The platform accepts the API token.")
     else:
