@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page, Request, expect
 
 from tests.marketplace.catalog.platform import API_USER
-from tests.marketplace.catalog.test_browser import sign_in
+from tests.marketplace.catalog.staff.test_browser import sign_in
 
 pytestmark = pytest.mark.browser
 

@@ -24,7 +24,7 @@ from tests.marketplace.catalog.feed_files import csv_bytes, gzipped, product_row
 pytestmark = pytest.mark.django_db
 
 MakeRun = Callable[..., FeedRun]
-REPO_DIR = Path(__file__).resolve().parents[3]
+REPO_DIR = Path(__file__).resolve().parents[4]
 
 
 def ingest(make: MakeRun, data: bytes, **kwargs: str) -> FeedRun:
