@@ -1,5 +1,6 @@
 """The lifecycle every platform object the app provisions in a seller's database shares:
-the feed's export (feeds.py), the listing-status import (imports.py), and the next ones.
+the feed's export (feeds/provision.py), the listing-status import (listing_status/join_import.py),
+and the next ones.
 
 What each kind has in common, done here once:
 

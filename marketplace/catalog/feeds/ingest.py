@@ -1,9 +1,9 @@
 """Ingesting a received feed file into the seller's listings.
 
 One transaction per run. The file is streamed through ``csv`` and each row checked once
-by the feed's row rules (``feed_parser.RowCheck``: a bad row is rejected with its line and
+by the feed's row rules (``parse.RowCheck``: a bad row is rejected with its line and
 reason, never half-applied); every row goes into a staging table and is applied
-set-based (``feed_merge``): one merge that writes only changed listings, the rejected
+set-based (``staging``): one merge that writes only changed listings, the rejected
 SKUs in one statement, a full feed's deactivations in one ``UPDATE``. A file malformed
 as a whole raises out of the transaction, so it changes nothing; the run is marked
 failed with the reason. So does a full feed that would deactivate more than
@@ -64,7 +64,7 @@ class IngestCounts:
     deactivated: int = 0
     rejected: int = 0
     rejections: list[dict[str, Any]] = field(default_factory=list)
-    # Single-line fields whose odd spacing became one space (feed_parser.RowCheck).
+    # Single-line fields whose odd spacing became one space (parse.RowCheck).
     corrected: int = 0
     corrections: list[dict[str, Any]] = field(default_factory=list)
 

@@ -127,7 +127,7 @@ def feed_head_check(head: bytes, *, compression: str) -> None:
     for kind, kind_magic in MAGIC.items():
         if head.startswith(kind_magic):
             raise FeedNotAFeedFile(f"the file is {kind}-compressed; the feed is plain CSV")
-    # Plain CSV is read as UTF-8 (feed_parser): a NUL byte or bytes that are not UTF-8
+    # Plain CSV is read as UTF-8 (parse.py): a NUL byte or bytes that are not UTF-8
     # in the first KB mean a binary file, never a feed.
     if b"\x00" in head:
         raise FeedNotAFeedFile("the file is not plain CSV text: it holds NUL bytes")
