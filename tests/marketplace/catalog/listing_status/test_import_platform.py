@@ -17,7 +17,7 @@ from marketplace.catalog.errors import CatalogError
 from marketplace.catalog.feeds import database_link, provision
 from marketplace.catalog.feeds.mapping import mapping_default
 from marketplace.catalog.listing_status import join_import
-from marketplace.catalog.listing_status.status_file import HEADER
+from marketplace.catalog.listing_status.status_file import DEFAULT_TARGETS, HEADER
 from marketplace.catalog.models import CatalogSource, StatusImport, StatusSync
 from marketplace.platform.errors import PlatformRejected
 from marketplace.platform.imports import ImportsApi, file_map_body, hex_key, maps_pairs
@@ -262,7 +262,7 @@ def test_targets_staff_change_are_put_again_and_read_back(with_feed: CatalogSour
 
     join_import.status_import_targets_set(
         source=with_feed,
-        targets={**status_import.DEFAULT_TARGETS, "status": "marketplace_state"},
+        targets={**DEFAULT_TARGETS, "status": "marketplace_state"},
     )
 
     held = with_feed_import(with_feed, status_import)
@@ -372,7 +372,7 @@ def test_staff_retry_the_set_up_change_targets_and_rotate_credentials_from_the_p
     # Targets: a bad name is refused by the form, a good one reaches the platform
     bad = client.post(f"{base}/import/targets/", {"status": "1bad"}, follow=True)
     assert "Listing status: Letters, digits and _" in bad.content.decode()
-    good = {**status_import.DEFAULT_TARGETS, "reason": "why_refused"}
+    good = {**DEFAULT_TARGETS, "reason": "why_refused"}
     client.post(f"{base}/import/targets/", good)
     assert held_maps(with_feed_import(with_feed, status_import))["Raison du refus"] == (
         "why_refused"
