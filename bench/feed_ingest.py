@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.harness import REPO_DIR, BenchEnvironment, log, sellers_create
-from marketplace.catalog.mapping import LISTING_COLUMNS
+from marketplace.catalog.feeds.mapping import LISTING_COLUMNS
 
 # The columns the marketplace's default feed carries, in its order.
 COLUMNS = LISTING_COLUMNS
@@ -300,7 +300,7 @@ def _copy_baseline(seller_id: int, path: Path) -> dict[str, Any]:
 def _ingest(seller_id: int, path: Path) -> dict[str, Any]:
     from django.db import transaction
 
-    from marketplace.catalog.ingest import feed_stream_apply
+    from marketplace.catalog.feeds.ingest import feed_stream_apply
 
     with path.open("rb") as raw, transaction.atomic():
         counts = feed_stream_apply(

@@ -7,7 +7,7 @@ reaching every catalog seller's account, signed in through the app's own service
 steps, the code read from the sandbox's outbox), and for each of the first
 ``--catalog-sellers`` sellers a platform database of ``--catalog-products`` products (a
 few with a price the feed's rules refuse), linked and provisioned exactly as staff do
-(``links.seller_database_link``, ``imports.catalog_feed_provision``: the export and the
+(``database_link.seller_database_link``, ``join_import.catalog_feed_provision``: the export and the
 daily listing-status import, which never runs during the soak).
 
 Feed runs (the platform's export delivering to our server, the worker ingesting, the
@@ -119,8 +119,10 @@ class CatalogSide:
 
         from django.conf import settings
 
-        from marketplace.catalog import access, feeds, imports, links
-        from marketplace.catalog.mapping import mapping_default
+        from marketplace.catalog.api_access import sign_in
+        from marketplace.catalog.feeds import database_link, provision
+        from marketplace.catalog.feeds.mapping import mapping_default
+        from marketplace.catalog.listing_status import join_import
 
         sandbox = self.sandbox
         self.web = WebServer().start()
@@ -147,26 +149,26 @@ class CatalogSide:
         sandbox.set_rate_limit("edrts", EDRTS_LIMIT[0], window_seconds=EDRTS_LIMIT[1])
         username, password, email = API_USER
         sandbox.api_user_create(username, password, email, account_ids=account_ids)
-        access.access_sign_in_start(username=username, password=password)
-        access.access_sign_in_finish(
+        sign_in.access_sign_in_start(username=username, password=password)
+        sign_in.access_sign_in_finish(
             username=username, password=password, code=sandbox.twofa_code(email), actor=None
         )
         for seller in self.sellers:
             db_id = self.dbs[seller.pk]
             account_id = account_ids[self.sellers.index(seller)]
-            source = links.seller_database_link(
+            source = database_link.seller_database_link(
                 seller=seller, account_id=account_id, db_id=db_id, actor=None
             )
-            source, error = imports.catalog_feed_provision(
-                source=source, feed=feeds.FeedSettings(mapping=mapping_default())
+            source, error = join_import.catalog_feed_provision(
+                source=source, feed=provision.FeedSettings(mapping=mapping_default())
             )
             if error:
                 raise RuntimeError(f"listing-status import not provisioned: {error}")
             # Its first run now (it creates the mp_* fields; EDRTS waits for it), read as
             # the periodic status sweep would: the sender may then send.
-            status_import = imports.status_import_of(source)
+            status_import = join_import.status_import_of(source)
             self.sandbox.control("POST", f"/imports/{status_import.import_id}/run", {})
-            imports.status_import_status_refresh(source=source)
+            join_import.status_import_status_refresh(source=source)
         self.soak.note("catalog set up", sellers=len(self.sellers), products=self.products)
 
     def stop(self) -> None:
@@ -306,8 +308,8 @@ class CatalogSide:
     def compare(self) -> dict[str, Any]:
         from django.db.models import Count, Sum
 
+        from marketplace.catalog.listing_status.status_file import INACTIVE, status_rows
         from marketplace.catalog.models import FeedRun, StatusChange, StatusSync
-        from marketplace.catalog.status_file import INACTIVE, status_rows
 
         products = 0
         wrong: list[str] = []

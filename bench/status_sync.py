@@ -46,8 +46,9 @@ def run(
     from django.conf import settings
     from django.db import transaction
 
-    from marketplace.catalog import access, edrts_sender
-    from marketplace.catalog.mapping import mapping_default
+    from marketplace.catalog import edrts_sender
+    from marketplace.catalog.api_access import sign_in
+    from marketplace.catalog.feeds.mapping import mapping_default
     from marketplace.catalog.models import CatalogSource, Listing, StatusChange, StatusImport
 
     sandbox = env.sandbox
@@ -87,8 +88,8 @@ def run(
         )
     username, password, email = API_USER
     sandbox.api_user_create(username, password, email, account_ids=account_ids)
-    access.access_sign_in_start(username=username, password=password)
-    access.access_sign_in_finish(
+    sign_in.access_sign_in_start(username=username, password=password)
+    sign_in.access_sign_in_finish(
         username=username, password=password, code=sandbox.twofa_code(email), actor=None
     )
     limit = sandbox.edrts_state()["rate_limit"]

@@ -22,12 +22,12 @@ urlpatterns = [
         "sellers/",
         include(([*portal_urls.home_urlpatterns, *sellers_urls.urlpatterns], "sellers")),
     ),
-    path("dashboard/catalog/", include("marketplace.catalog.staff_urls")),
+    path("dashboard/catalog/", include("marketplace.catalog.staff.urls")),
     path("dashboard/privacy/", include("marketplace.privacy.urls")),
     path("dashboard/", include("marketplace.dashboard.urls")),
     # The platform delivers catalog feed files here (HTTP Basic, per-seller credentials).
-    path("catalog/feeds/", include("marketplace.catalog.feed_urls")),
+    path("catalog/feeds/", include("marketplace.catalog.feeds.urls")),
     # The platform's import fetches each seller's listing-status file here (HTTP Basic).
-    path("catalog/status/", include("marketplace.catalog.status_urls")),
+    path("catalog/status/", include("marketplace.catalog.listing_status.urls")),
     path("api/", include("marketplace.intake.urls")),
 ]

@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from marketplace.catalog.mapping import DEFAULT_MAPPING
+from marketplace.catalog.feeds.mapping import DEFAULT_MAPPING
 from marketplace.orders.validation import (
     TRACKING_FORMATS,
     ProblemCode,

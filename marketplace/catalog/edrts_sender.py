@@ -47,8 +47,14 @@ from django.db.models import Q
 from django.utils import timezone
 
 from marketplace.catalog import dispatch
-from marketplace.catalog.access import platform_api
+from marketplace.catalog.api_access.api_user import platform_api
 from marketplace.catalog.errors import ApiAccessNeeded
+from marketplace.catalog.listing_status.status_file import (
+    DEFAULT_TARGETS,
+    LIVE,
+    REJECTED,
+    listing_url,
+)
 from marketplace.catalog.models import (
     CatalogSource,
     StatusChange,
@@ -56,7 +62,6 @@ from marketplace.catalog.models import (
     StatusSent,
     StatusSync,
 )
-from marketplace.catalog.status_file import DEFAULT_TARGETS, LIVE, REJECTED, listing_url
 from marketplace.platform.embargo import embargo_remaining
 from marketplace.platform.errors import PlatformError, PlatformRateLimited
 
@@ -440,11 +445,11 @@ def status_sync_retry(*, seller_id: int) -> StatusSync:
 def status_sync_enable(*, seller_id: int, enabled: bool) -> str:
     """Staff turn EDRTS on or off for the seller. On: every current status is sent again
     (what changed while it was off). The listing-status import's schedule follows
-    (``imports.status_import_schedule_follow``): daily with EDRTS, hourly without.
+    (``join_import.status_import_schedule_follow``): daily with EDRTS, hourly without.
     Returns why the import could not be rescheduled ("" when it was, or there is none):
     the switch stands either way."""
-    from marketplace.catalog import imports
     from marketplace.catalog.errors import CatalogError
+    from marketplace.catalog.listing_status import join_import
 
     status_sync_of(seller_id=seller_id)
     StatusSync.objects.filter(seller_id=seller_id).update(edrts_enabled=enabled)
@@ -456,7 +461,7 @@ def status_sync_enable(*, seller_id: int, enabled: bool) -> str:
     if source is None:
         return ""
     try:
-        imports.status_import_schedule_follow(source=source)
+        join_import.status_import_schedule_follow(source=source)
     except CatalogError as exc:
         return str(exc)
     return ""

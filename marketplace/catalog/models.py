@@ -469,7 +469,7 @@ class StatusSync(models.Model):
     )
     edrts_enabled = models.BooleanField(default=True)
     # Waiting for the API user to sign in again (a 401, or nobody signed in): the sign-in
-    # wakes it at once (access.access_sign_in_finish) instead of its next try.
+    # wakes it at once (sign_in.access_sign_in_finish) instead of its next try.
     waiting_for_access = models.BooleanField(default=False)
     lease_until = models.DateTimeField(null=True, blank=True)
     # Failed sends in a row; at EDRTS_MAX_FAILURES the sweep stops until staff retry.

@@ -1,5 +1,6 @@
 """The lifecycle every platform object the app provisions in a seller's database shares:
-the feed's export (feeds.py), the listing-status import (imports.py), and the next ones.
+the feed's export (feeds/provision.py), the listing-status import (listing_status/join_import.py),
+and the next ones.
 
 What each kind has in common, done here once:
 
@@ -28,7 +29,7 @@ from typing import Any
 from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
 
-from marketplace.catalog.access import PlatformApi, platform_api
+from marketplace.catalog.api_access.api_user import PlatformApi, platform_api
 from marketplace.catalog.errors import ApiAccessNeeded, CatalogError
 from marketplace.catalog.models import CatalogSource, StatusImport
 from marketplace.platform.db_resources import schedule_paused

@@ -11,7 +11,9 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from marketplace.catalog import dispatch, feeds, imports, provisioned
+from marketplace.catalog import dispatch, provisioned
+from marketplace.catalog.feeds import provision
+from marketplace.catalog.listing_status import join_import
 from marketplace.catalog.models import FeedRun
 
 RECEIVED_GRACE = timedelta(minutes=2)
@@ -46,10 +48,10 @@ def feed_run_sweep() -> int:
 
 def provisioned_status_sweep() -> int:
     """Read every feed's and every import's status at the platform (waits for sign-in)."""
-    return feeds.feed_status_sweep() + imports.status_import_status_sweep()
+    return provision.feed_status_sweep() + join_import.status_import_status_sweep()
 
 
 def provisioned_cleanup_sweep() -> int:
     """Delete the exports and imports that failed set-ups (or import removals) could not
     delete at the platform; waits while the API access needs sign-in."""
-    return provisioned.cleanup_sweep(feeds.EXPORT, imports.IMPORT)
+    return provisioned.cleanup_sweep(provision.EXPORT, join_import.IMPORT)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
-from marketplace.catalog import edrts_sender, ingest, retention, sweeps
+from marketplace.catalog import edrts_sender, sweeps
+from marketplace.catalog.feeds import ingest, retention
 
 
 # The broker's visibility_timeout is above time_limit (settings/celery.py).

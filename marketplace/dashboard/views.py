@@ -1,7 +1,8 @@
 """The staff dashboard's pages: overview, sellers, orders (their buttons are in
 ``action_views``, the lists' bulk buttons in ``bulk_views``, the CSV in ``export_views``).
 
-Views stay thin: reads come from ``marketplace.dashboard.selectors`` and ``order_lists``.
+Views stay thin: reads come from ``marketplace.dashboard.selectors``, ``overview`` and
+``order_lists``.
 Each ``*_live`` view returns the HTML fragment that ``static/js/live.js`` swaps into the
 page every few seconds.
 """
@@ -26,6 +27,7 @@ from marketplace.dashboard.charts import chart_legend, hourly_bars_svg
 from marketplace.dashboard.forms import OrderFilterForm, SellerFilterForm, cleaned
 from marketplace.dashboard.json_display import json_for_people
 from marketplace.dashboard.order_lists import OrderFilters
+from marketplace.dashboard.overview import overview_get
 from marketplace.order_money import order_money
 from marketplace.orders.models import Order, OrderSync
 from marketplace.orders.selectors import line_fulfillments
@@ -65,7 +67,7 @@ def _sync_of(order: Order) -> OrderSync | None:
 
 
 def _overview_context() -> dict:
-    overview = selectors.overview_get(now=timezone.now())
+    overview = overview_get(now=timezone.now())
     return {
         "overview": overview,
         "chart": hourly_bars_svg(

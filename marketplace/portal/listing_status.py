@@ -1,6 +1,6 @@
 """The status the marketplace gave each of a seller's listings, as the seller reads it.
 
-One rule, the listing-status file's (``marketplace/catalog/status_file.py``) with stock
+One rule, the listing-status file's (``catalog/listing_status/status_file.py``) with stock
 added: a SKU the latest feed runs rejected is *refused* (with the reason), whatever an
 older accepted version says; otherwise an inactive listing is *inactive*; an active one
 with no stock is *out of stock*; the rest is *live*.

@@ -213,8 +213,10 @@ def test_every_encrypted_field_is_covered_by_the_rotation() -> None:
 ENCRYPTING_MODULES = {
     "sellers/models.py": "PlatformConnection.tokens_set: EncryptedTextField",
     "sellers/key_rotation.py": "re-encrypts EncryptedTextField values",
-    "marketplace/catalog/access.py": "PlatformApiAccess.token_ciphertext: EncryptedTextField",
-    "marketplace/catalog/api_access_views.py": "the session's pending sign-in, 10 minutes at most",
+    "marketplace/catalog/api_access/sign_in.py": (
+        "PlatformApiAccess.token_ciphertext: EncryptedTextField"
+    ),
+    "marketplace/catalog/api_access/views.py": "the session's pending sign-in, 10 minutes at most",
 }
 
 

@@ -6,11 +6,11 @@ from typing import Any
 
 from django import template
 
-from marketplace.catalog.import_forms import ROLE_LABELS, ImportScheduleForm, ImportTargetsForm
-from marketplace.catalog.imports import status_maps
+from marketplace.catalog.listing_status.join_import import status_maps
+from marketplace.catalog.listing_status.status_file import COLUMNS, DEFAULT_TARGETS
 from marketplace.catalog.models import CatalogSource, StatusImport
 from marketplace.catalog.provisioned import schedule_in_words
-from marketplace.catalog.status_file import COLUMNS, DEFAULT_TARGETS
+from marketplace.catalog.staff.forms import ROLE_LABELS, ImportScheduleForm, ImportTargetsForm
 
 register = template.Library()
 

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 from django import template
 from django.utils import timezone
 
-from marketplace.dashboard import selectors
+from marketplace.dashboard import overview
 from marketplace.dashboard.json_display import JsonText, json_for_people
 from marketplace.dashboard.selectors import CONNECTION_BADGES, SYNC_BADGES
 from marketplace.order_money import order_total as shared_order_total
@@ -178,7 +178,7 @@ def order_total(order: Order) -> Decimal:
 
 
 @register.simple_tag
-def staff_attention() -> selectors.Attention:
+def staff_attention() -> overview.Attention:
     """What needs staff, for the navigation's counts: one statement of index probes
     (``attention_get``), whatever the number of orders or sellers."""
-    return selectors.attention_get(now=timezone.now())
+    return overview.attention_get(now=timezone.now())

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from django.core.files.base import ContentFile
 
-from marketplace.catalog.ingest import feed_storage
+from marketplace.catalog.feeds.ingest import feed_storage
 from marketplace.catalog.models import FeedRun
 from sellers.models import Seller
 from tests.marketplace.catalog.platform import CatalogWorld, catalog_world_create

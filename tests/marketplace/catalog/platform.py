@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from marketplace.catalog import access
+from marketplace.catalog.api_access import sign_in
 from tests.sandbox_process import SandboxProcess
 
 # The end-to-end flows run under both readings of the silent points (the contract's last
@@ -61,8 +61,8 @@ def catalog_world_create(sandbox: SandboxProcess, settings: Any, rows: int = 5) 
 
 def api_sign_in(world: CatalogWorld, actor: Any = None) -> None:
     username, password, email = API_USER
-    access.access_sign_in_start(username=username, password=password)
-    access.access_sign_in_finish(
+    sign_in.access_sign_in_start(username=username, password=password)
+    sign_in.access_sign_in_finish(
         username=username, password=password, code=world.sandbox.twofa_code(email), actor=actor
     )
 

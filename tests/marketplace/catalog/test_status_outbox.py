@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 from django.db import transaction
 
-from marketplace.catalog.ingest import feed_run_ingest
+from marketplace.catalog.feeds.ingest import feed_run_ingest
 from marketplace.catalog.models import FeedRun, Listing, RejectedSku, StatusChange
 from marketplace.catalog.status_outbox import status_changes_record_all
 from sellers.models import Seller

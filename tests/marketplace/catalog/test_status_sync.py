@@ -13,7 +13,7 @@ import pytest
 from django.utils import timezone
 
 from marketplace.catalog import edrts_sender
-from marketplace.catalog.mapping import mapping_default
+from marketplace.catalog.feeds.mapping import mapping_default
 from marketplace.catalog.models import (
     CatalogSource,
     Listing,

@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 
-from marketplace.catalog import feeds, imports, links
-from marketplace.catalog.mapping import mapping_default
+from marketplace.catalog.feeds import database_link, provision
+from marketplace.catalog.feeds.mapping import mapping_default
+from marketplace.catalog.listing_status import join_import
+from marketplace.catalog.listing_status.status_file import status_rows
 from marketplace.catalog.models import FeedRun, Listing, RejectedSku, StatusImport
-from marketplace.catalog.status_file import status_rows
 from sellers.models import Seller
 from tests.marketplace.catalog.platform import (
     READINGS,
@@ -68,16 +69,16 @@ def test_statuses_reach_the_sellers_products_within_seconds_without_another_impo
         world.db_id, add=[product(n) for n in range(6, 300)] + [product(300, price="-3.00")]
     )
     api_sign_in(world, staff_user)
-    source = links.seller_database_link(
+    source = database_link.seller_database_link(
         seller=seller, account_id=world.account_id, db_id=world.db_id, actor=staff_user
     )
-    source, import_error = imports.catalog_feed_provision(
-        source=source, feed=feeds.FeedSettings(mapping=mapping_default())
+    source, import_error = join_import.catalog_feed_provision(
+        source=source, feed=provision.FeedSettings(mapping=mapping_default())
     )
     assert import_error == ""
     status_import = StatusImport.objects.get(source=source)
     world.sandbox.control("POST", f"/imports/{status_import.import_id}/run", {})
-    imports.status_import_status_sweep()
+    join_import.status_import_status_sweep()
     status_import.refresh_from_db()
     assert status_import.cron.split()[1] != "*"  # daily: EDRTS brings statuses back
     first_download = status_import.last_download_time
@@ -130,18 +131,18 @@ def test_turning_edrts_off_brings_the_hourly_import_back_and_on_the_daily_one(
     from marketplace.catalog import edrts_sender
 
     api_sign_in(world, staff_user)
-    source = links.seller_database_link(
+    source = database_link.seller_database_link(
         seller=seller, account_id=world.account_id, db_id=world.db_id, actor=staff_user
     )
-    source, import_error = imports.catalog_feed_provision(
-        source=source, feed=feeds.FeedSettings(mapping=mapping_default())
+    source, import_error = join_import.catalog_feed_provision(
+        source=source, feed=provision.FeedSettings(mapping=mapping_default())
     )
     assert import_error == ""
     # Hourly until its first run (EDRTS waits for it: it creates the fields), then daily
     first = StatusImport.objects.get(source=source)
     assert first.cron == ("15 * * * *" if reading == "A" else "15 2 * * *")
     world.sandbox.control("POST", f"/imports/{first.import_id}/run", {})
-    imports.status_import_status_refresh(source=source)
+    join_import.status_import_status_refresh(source=source)
     assert StatusImport.objects.get(source=source).cron == "15 2 * * *"  # EDRTS on: daily
 
     assert edrts_sender.status_sync_enable(seller_id=seller.pk, enabled=False) == ""

@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from marketplace.catalog import feeds, imports, links
-from marketplace.catalog.mapping import mapping_default
+from marketplace.catalog.feeds import database_link, provision
+from marketplace.catalog.feeds.mapping import mapping_default
+from marketplace.catalog.listing_status import join_import
+from marketplace.catalog.listing_status.status_file import DEFAULT_TARGETS, status_rows
 from marketplace.catalog.models import FeedRun, Listing, StatusChange, StatusImport
-from marketplace.catalog.status_file import DEFAULT_TARGETS, status_rows
 from sellers.models import Seller
 from tests.marketplace.catalog.platform import CatalogWorld, api_sign_in, product, wait_for
 
@@ -65,11 +66,11 @@ def test_edrts_names_the_sellers_own_ids_and_keeps_the_status_files_values_and_t
         world.db_id, add=[product(404, id="AL-0404 "), product(405, id=" AL-0405")]
     )
     api_sign_in(world, staff_user)
-    source = links.seller_database_link(
+    source = database_link.seller_database_link(
         seller=seller, account_id=world.account_id, db_id=world.db_id, actor=staff_user
     )
-    source, import_error = imports.catalog_feed_provision(
-        source=source, feed=feeds.FeedSettings(mapping=mapping_default())
+    source, import_error = join_import.catalog_feed_provision(
+        source=source, feed=provision.FeedSettings(mapping=mapping_default())
     )
     assert import_error == ""
     status_import = StatusImport.objects.get(source=source)
@@ -87,7 +88,7 @@ def test_edrts_names_the_sellers_own_ids_and_keeps_the_status_files_values_and_t
     # When the import runs once and the app reads its status (the periodic sweep)
     summary = world.sandbox.control("POST", f"/imports/{status_import.import_id}/run", {})
     assert summary["error_flag"] in (0, False), summary
-    imports.status_import_status_sweep()
+    join_import.status_import_status_sweep()
 
     # Then the sender wakes and sends; the import goes daily; every product holds the
     # status file's values, under its own id: no product was created

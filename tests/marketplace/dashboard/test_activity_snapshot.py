@@ -75,7 +75,7 @@ def test_overview_from_a_snapshot_costs_the_same_queries_at_any_size(
 def test_what_staff_act_on_is_live_while_the_rest_is_a_snapshot(
     snapshots_on: None, staff_user: Any
 ) -> None:
-    from marketplace.dashboard.selectors import overview_get
+    from marketplace.dashboard.overview import overview_get
     from sellers.models import PlatformConnection
 
     # Given a fresh snapshot

@@ -11,8 +11,8 @@ from urllib.parse import urlsplit
 import pytest
 from django.utils import timezone
 
+from marketplace.catalog.listing_status.status_file import listing_url
 from marketplace.catalog.models import Listing, RejectedSku
-from marketplace.catalog.status_file import listing_url
 from sellers.models import Seller
 from tests.app_fixtures import page_text, signed_in
 from tests.factories import ListingFactory

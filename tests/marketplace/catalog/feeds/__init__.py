@@ -1,0 +1,1 @@
+"""Tests of marketplace/catalog/feeds/."""
