@@ -8,7 +8,7 @@ and from other people's test runs on the same machine:
 * a broker: Redis when ``REDIS_URL`` is set (the database number can be overridden with
   ``BENCH_REDIS_DB``; that one database is flushed), else the filesystem broker in a
   temporary folder;
-* the platform sandbox as a subprocess (``tests.sandbox_process.SandboxProcess``);
+* the platform sandbox as a subprocess (``tests.support.sandbox_process.SandboxProcess``);
 * environment variables for child processes (Celery workers, pull children) so that
   they and this process share the database, the broker and the sandbox.
 
@@ -39,7 +39,7 @@ REPO_DIR = Path(__file__).resolve().parent.parent
 if str(REPO_DIR) not in sys.path:
     sys.path.insert(0, str(REPO_DIR))
 
-from tests.sandbox_process import SandboxProcess, free_port  # noqa: E402
+from tests.support.sandbox_process import SandboxProcess, free_port  # noqa: E402
 
 CLIENT_ID = "bench-marketplace"
 CLIENT_SECRET = "bench-marketplace-secret-5f1c"

@@ -220,7 +220,7 @@ class Soak:
     def seller_simulator(self) -> Any:
         """Every platform seller's own system: an order-API user each, imports every
         second, and one simulator process working through v2 for all of them."""
-        from tests.seller_sim_process import SellerSimProcess
+        from tests.support.seller_sim_process import SellerSimProcess
 
         sellers = []
         for n, name in enumerate(self.names):

@@ -14,7 +14,7 @@ VAR_DIR = BASE_DIR / "var"
 
 env = environ.Env()
 
-# Every environment variable the settings read (all parts). tests/test_compose.py keeps
+# Every environment variable the settings read (all parts). tests/deploy/test_compose.py keeps
 # docker-compose.yml honest against this list.
 ENV_VARS = (
     "DJANGO_ENV",

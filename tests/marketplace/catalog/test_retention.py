@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from marketplace.catalog.models import FeedRun
 from marketplace.catalog.retention import feed_files_prune
-from tests.app_fixtures import page_text, signed_in
+from tests.support.app_fixtures import page_text, signed_in
 
 pytestmark = pytest.mark.django_db
 

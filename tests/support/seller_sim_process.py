@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.sandbox_process import REPO_DIR, SandboxProcess
+from tests.support.sandbox_process import REPO_DIR, SandboxProcess
 
 
 class SellerSimProcess:

@@ -19,7 +19,7 @@ from typing import Any
 
 import requests
 
-REPO_DIR = Path(__file__).resolve().parent.parent
+REPO_DIR = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:
