@@ -353,7 +353,7 @@ def _actor(request: HttpRequest) -> str:
     "400 with per-field errors (nothing stored).",
     openapi_extra=_body_example(ORDER_EXAMPLE),
 )
-def create_order(request: HttpRequest, payload: OrderIn) -> Status:
+def create_order(request: HttpRequest, payload: OrderIn) -> Status[dict[str, Any]]:
     order, created = order_create(data=payload, actor=_actor(request))
     return Status(201 if created else 200, _order_response(order.mp_order_number))
 

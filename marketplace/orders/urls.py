@@ -5,6 +5,7 @@ route matches (``orders/a%2Fb`` is ``orders/a/b`` to the resolver) is a JSON 404
 method a route does not take a JSON 405 (ninja answers those two outside its handlers).
 """
 
+from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
@@ -15,7 +16,7 @@ from django.views.decorators.csrf import csrf_exempt
 from marketplace.orders.api import api, intake_error_response
 
 
-def _json_405(view: Any) -> Any:
+def _json_405(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         response = view(request, *args, **kwargs)

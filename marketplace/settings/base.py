@@ -203,7 +203,7 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 # The marketplace's own zone: every time on a page is shown in it, with its name
 # (marketplace/templatetags/display.py). Stored times stay UTC.
-MARKETPLACE_TIME_ZONE = env.str("MARKETPLACE_TIME_ZONE", default="UTC")
+MARKETPLACE_TIME_ZONE: str = env.str("MARKETPLACE_TIME_ZONE", default="UTC")
 try:
     ZoneInfo(MARKETPLACE_TIME_ZONE)
 except (ZoneInfoNotFoundError, ValueError) as error:

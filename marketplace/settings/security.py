@@ -32,7 +32,8 @@ if PRODUCTION:
 
 
 def _secret(name: str) -> str:
-    return env.str(name, default="" if PRODUCTION else _DEV_SECRETS[name])
+    value: str = env.str(name, default="" if PRODUCTION else _DEV_SECRETS[name])
+    return value
 
 
 SECRET_KEY = _secret("SECRET_KEY")

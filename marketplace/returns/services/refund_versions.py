@@ -64,7 +64,9 @@ def _notes(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
-def _read_lines(entry: dict[str, Any], currency: str) -> tuple[list[dict[str, Any]], list[dict]]:
+def _read_lines(
+    entry: dict[str, Any], currency: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The entry's lines with their amounts read strictly (``amounts.py``: an amount that
     cannot be read is ``None``, never 0.00), and the problems found: the decision refuses
     the refund with their codes (it pauses; the seller corrects it)."""
