@@ -52,7 +52,7 @@ class SellerSimProcess:
         for key, value in options.items():
             flag = f"--{key.replace('_', '-')}"
             self.command += [flag] if value is True else [flag, str(value)]
-        self._process: subprocess.Popen | None = None
+        self._process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> SellerSimProcess:
         env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
