@@ -137,10 +137,10 @@ def _simulate(
             due_per_tick.append(len(queued))
             for sid in list(queued):
                 listing_requests += 1
-                times = shipments.get(sid)
-                if times:
-                    upto = bisect.bisect_right(times, elapsed)
-                    freshness.extend(elapsed - t for t in times[seen_upto[sid] : upto])
+                shipped = shipments.get(sid)
+                if shipped:
+                    upto = bisect.bisect_right(shipped, elapsed)
+                    freshness.extend(elapsed - t for t in shipped[seen_upto[sid] : upto])
                     seen_upto[sid] = upto
                 pull_schedule_after_pull(
                     seller_id=sid,

@@ -94,7 +94,9 @@ def _in_child(env: BenchEnvironment, mode: str, seller_id: int, path: Path) -> d
     )
     if completed.returncode != 0:
         raise RuntimeError(f"feed ingest child failed:\n{completed.stderr[-3000:]}")
-    return json.loads(completed.stdout.strip().splitlines()[-1])
+    # The child's last line is its result object.
+    answer: dict[str, Any] = json.loads(completed.stdout.strip().splitlines()[-1])
+    return answer
 
 
 def run(
@@ -133,12 +135,12 @@ def run(
         # "again" re-sends the file into the catalog the first large ingest made.
         seller_id = seller_of[("ingest", key)] if mode == "again" else sellers[index].pk
         seller_of[(mode, key)] = seller_id
-        result = _in_child(env, mode.split("#")[0], seller_id, files[key])
-        measured[f"{mode}_{key}"] = result
+        child = _in_child(env, mode.split("#")[0], seller_id, files[key])
+        measured[f"{mode}_{key}"] = child
         log(
-            f"P6 {mode} {sizes[key]} rows: {result['seconds']} s, "
-            f"{round(sizes[key] / result['seconds'])} rows/s, peak RSS "
-            f"{result['peak_rss_kib']} KiB (+{result['grew_kib']} KiB), {result.get('counts', '')}"
+            f"P6 {mode} {sizes[key]} rows: {child['seconds']} s, "
+            f"{round(sizes[key] / child['seconds'])} rows/s, peak RSS "
+            f"{child['peak_rss_kib']} KiB (+{child['grew_kib']} KiB), {child.get('counts', '')}"
         )
     ingest_small, ingest_large = measured["ingest_small"], measured["ingest_large"]
     ingest_rate = large / ingest_large["seconds"]

@@ -8,7 +8,7 @@ and from other people's test runs on the same machine:
 * a broker: Redis when ``REDIS_URL`` is set (the database number can be overridden with
   ``BENCH_REDIS_DB``; that one database is flushed), else the filesystem broker in a
   temporary folder;
-* the platform sandbox as a subprocess (``tests.sandbox_process.SandboxProcess``);
+* the platform sandbox as a subprocess (``tests.support.sandbox_process.SandboxProcess``);
 * environment variables for child processes (Celery workers, pull children) so that
   they and this process share the database, the broker and the sandbox.
 
@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -39,7 +39,7 @@ REPO_DIR = Path(__file__).resolve().parent.parent
 if str(REPO_DIR) not in sys.path:
     sys.path.insert(0, str(REPO_DIR))
 
-from tests.sandbox_process import SandboxProcess, free_port  # noqa: E402
+from tests.support.sandbox_process import SandboxProcess, free_port  # noqa: E402
 
 CLIENT_ID = "bench-marketplace"
 CLIENT_SECRET = "bench-marketplace-secret-5f1c"
@@ -179,13 +179,19 @@ class BenchEnvironment:
     auto_ship_seconds: float | None = None
     private_redis: bool = False
     tmpdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="bench-")))
-    sandbox: SandboxProcess | None = None
     redis: PrivateRedis | None = None
     database_url: str = ""
     broker: str = ""
     _pg_source: str = ""
     _pg_name: str = ""
     _children: list[Any] = field(default_factory=list)
+    _sandbox: SandboxProcess | None = None
+
+    @property
+    def sandbox(self) -> SandboxProcess:
+        """The sandbox ``start()`` started (every benchmark runs after it)."""
+        assert self._sandbox is not None, "BenchEnvironment.start() not called"
+        return self._sandbox
 
     def start(self) -> BenchEnvironment:
         source_db = os.environ.get("DATABASE_URL", "")
@@ -210,13 +216,13 @@ class BenchEnvironment:
         else:
             self.broker = "filesystem"
 
-        self.sandbox = SandboxProcess(auto_ship_seconds=self.auto_ship_seconds).start()
+        sandbox = self._sandbox = SandboxProcess(auto_ship_seconds=self.auto_ship_seconds).start()
         env = {
             "DJANGO_ENV": "development",
             "DJANGO_SETTINGS_MODULE": self.settings_module,
             "DATABASE_URL": self.database_url,
             "CELERY_DATA_DIR": str(self.tmpdir / "celery"),
-            "PLATFORM_BASE_URL": self.sandbox.api_url,
+            "PLATFORM_BASE_URL": sandbox.api_url,
             "PLATFORM_CLIENT_ID": CLIENT_ID,
             "PLATFORM_CLIENT_SECRET": CLIENT_SECRET,
             "PLATFORM_REDIRECT_URL": REDIRECT_URL,
@@ -234,7 +240,7 @@ class BenchEnvironment:
         from django.core.management import call_command
 
         call_command("migrate", verbosity=0, interactive=False)
-        self.sandbox.register_client(CLIENT_ID, CLIENT_SECRET, REDIRECT_URL, name="Bench")
+        sandbox.register_client(CLIENT_ID, CLIENT_SECRET, REDIRECT_URL, name="Bench")
         return self
 
     @property
@@ -265,8 +271,8 @@ class BenchEnvironment:
             from django.db import connections
 
             connections.close_all()
-        if self.sandbox is not None:
-            self.sandbox.stop()
+        if self._sandbox is not None:
+            self._sandbox.stop()
         if self.redis is not None:
             self.redis.stop()
         if self._pg_name:
@@ -310,7 +316,7 @@ class Worker:
         self.name = name
         self.beat = beat
         self.log_path = environment.tmpdir / f"worker-{name}.log"
-        self.process: subprocess.Popen | None = None
+        self.process: subprocess.Popen[bytes] | None = None
         self.starts = 0
 
     def start(self, timeout: float = 60.0) -> float:
@@ -471,7 +477,7 @@ def bulk_insert(model: Any, rows: Iterable[dict[str, Any]], *, batch: int = 2000
     ]
     ids: list[int] = []
 
-    def rows_out(chunk: list[dict[str, Any]]) -> list[tuple]:
+    def rows_out(chunk: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
         out = []
         for row in chunk:
             values = {**defaults, **row}
@@ -648,7 +654,7 @@ def results_write(path: Path, key: str, value: dict[str, Any]) -> None:
     path.write_text(json.dumps(data, indent=2, default=str) + "\n")
 
 
-def table(rows: list[tuple[str, ...]]) -> str:
+def table(rows: Sequence[tuple[str, ...]]) -> str:
     widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
     lines = []
     for n, row in enumerate(rows):

@@ -49,7 +49,9 @@ def _pull_in_child(env: BenchEnvironment, seller_id: int) -> dict[str, Any]:
     )
     if completed.returncode != 0:
         raise RuntimeError(f"pull child failed:\n{completed.stderr[-3000:]}")
-    return json.loads(completed.stdout.strip().splitlines()[-1])
+    # The child's last line is its result object.
+    answer: dict[str, Any] = json.loads(completed.stdout.strip().splitlines()[-1])
+    return answer
 
 
 def run(env: BenchEnvironment, *, small: int = 1000, large: int = 10_000) -> dict[str, Any]:

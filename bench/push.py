@@ -26,7 +26,7 @@ import os
 import pstats
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.cpu import CpuMeter
 from bench.harness import (
@@ -41,6 +41,9 @@ from bench.harness import (
     wait_until,
 )
 from bench.threads import orders_put
+
+if TYPE_CHECKING:
+    from django.db.models import QuerySet
 
 
 def _per_order(cpu_seconds: dict[str, float], orders: int) -> dict[str, float]:
@@ -171,8 +174,12 @@ def run(
             # Polled every 50 ms while the clock runs: a range, not a 2000-id IN list, so
             # the polling takes next to no CPU from the processes being measured.
             synced = OrderSync.objects.filter(**in_range, status=OrderSync.Status.SYNCED)
+
+            def all_synced(synced: QuerySet[OrderSync] = synced) -> bool:
+                return synced.count() == orders
+
             wait_until(
-                lambda synced=synced: synced.count() == orders,
+                all_synced,
                 timeout=max(120.0, orders / 5),
                 interval=0.05,
                 what=f"{orders} orders synced ({worker.log_tail(800)})",

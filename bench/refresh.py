@@ -118,7 +118,7 @@ def _warm(_: int) -> int:
     return os.getpid()
 
 
-def _processes(ids: list[int], concurrency: int, meter: CpuMeter) -> tuple[float, dict]:
+def _processes(ids: list[int], concurrency: int, meter: CpuMeter) -> tuple[float, dict[str, float]]:
     """``connection_refresh`` of every id in ``concurrency`` worker processes, as Celery's
     prefork pool runs it; returns the seconds and the CPU ``meter`` read (pool included)."""
     from django.db import connections

@@ -11,3 +11,7 @@ from marketplace.settings import *  # noqa: F403
 DEBUG = False
 PLATFORM_LIST_RATE_PER_SECOND = 1000.0
 LOGGING["root"]["level"] = "WARNING"  # noqa: F405
+# The harness knows a worker is up by its "celery@… ready." line, which celery.apps.worker
+# logs at INFO: that one logger stays at INFO under the quiet root (workers log through
+# these settings since marketplace.celery's setup_logging receiver).
+LOGGING["loggers"]["celery.apps.worker"] = {"level": "INFO"}  # noqa: F405

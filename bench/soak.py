@@ -157,6 +157,12 @@ def _order_body(number: str, seller_username: str, state: str, country: str) -> 
 
 
 class Soak:
+    # When beat's jobs are next due (monotonic seconds; run() starts them at 0).
+    next_sweep: float
+    next_refresh_sweep: float
+    next_pull: float
+    next_steps: float
+
     def __init__(self, env: BenchEnvironment, args: argparse.Namespace) -> None:
         self.env = env
         self.args = args
@@ -220,7 +226,7 @@ class Soak:
     def seller_simulator(self) -> Any:
         """Every platform seller's own system: an order-API user each, imports every
         second, and one simulator process working through v2 for all of them."""
-        from tests.seller_sim_process import SellerSimProcess
+        from tests.support.seller_sim_process import SellerSimProcess
 
         sellers = []
         for n, name in enumerate(self.names):
@@ -467,7 +473,7 @@ class Soak:
         returns, refunds = self.platform_after_sale()
         ledger_refunds: dict[str, Decimal] = {}
         ledger_returns: dict[tuple[str, str], Decimal] = {}
-        for refund_id, order, ret, amount in RefundLedgerEntry.objects.values_list(
+        for refund_id, order, return_number, amount in RefundLedgerEntry.objects.values_list(
             "refund__refund_id",
             "order__mp_order_number",
             "return_request__mp_return_number",
@@ -476,33 +482,41 @@ class Soak:
             if refund_id:
                 ledger_refunds[refund_id] = ledger_refunds.get(refund_id, Decimal(0)) + amount
             else:
-                key = (order, ret)
-                ledger_returns[key] = ledger_returns.get(key, Decimal(0)) + amount
+                order_return = (order, return_number)
+                ledger_returns[order_return] = ledger_returns.get(order_return, Decimal(0)) + amount
         mismatched: list[str] = []
         for refund in refunds:
             key = str(refund["feedamp_refund_id"])
             taken = sum(
-                money(line.get("item_refund"))
-                + money(line.get("item_tax_refund"))
-                + money(line.get("shipping_refund"))
-                + money(line.get("shipping_tax_refund"))
-                - money(line.get("discount_refund"))
-                for line in refund.get("merchant_refund_lines") or []
+                (
+                    money(line.get("item_refund"))
+                    + money(line.get("item_tax_refund"))
+                    + money(line.get("shipping_refund"))
+                    + money(line.get("shipping_tax_refund"))
+                    - money(line.get("discount_refund"))
+                    for line in refund.get("merchant_refund_lines") or []
+                ),
+                Decimal(0),
             )
             # paid only once COMPLETE (a PAUSED refund, corrected or not, holds nothing)
             expected = taken if refund["status"] == "COMPLETE" else None
             if ledger_refunds.get(key) != expected:
                 mismatched.append(f"refund {key}: {refund['status']} {ledger_refunds.get(key)}")
         for ret in returns:
-            key = (ret["mp_order_number"], ret["mp_return_number"])
+            order_return = (ret["mp_order_number"], ret["mp_return_number"])
             taken = sum(
-                money(line.get("principal_refund_amount"))
-                + money(line.get("shipping_refund_amount"))
-                for line in ret.get("merchant_refund_lines") or []
+                (
+                    money(line.get("principal_refund_amount"))
+                    + money(line.get("shipping_refund_amount"))
+                    for line in ret.get("merchant_refund_lines") or []
+                ),
+                Decimal(0),
             )
             expected = taken if ret["status"] == "COMPLETED" else None
-            if ledger_returns.get(key) != expected:
-                mismatched.append(f"return {key}: {ret['status']} {ledger_returns.get(key)}")
+            if ledger_returns.get(order_return) != expected:
+                mismatched.append(
+                    f"return {order_return}: {ret['status']} {ledger_returns.get(order_return)}"
+                )
         twice = (
             RefundLedgerEntry.objects.values("refund_id", "return_request_id", "order_line_id")
             .annotate(n=Count("id"))
@@ -623,14 +637,12 @@ class Soak:
         shipped_here: dict[int, int] = {}
         for line_order, quantity in Shipment.objects.values_list("line__order_id", "quantity"):
             shipped_here[line_order] = shipped_here.get(line_order, 0) + quantity
-        lost, mismatched, duplicated, out_of_order, unsettled, shipped_differs = (
-            [],
-            [],
-            [],
-            [],
-            [],
-            [],
-        )
+        lost: list[str] = []
+        mismatched: list[str] = []
+        duplicated: list[str] = []
+        out_of_order: list[str] = []
+        unsettled: list[str] = []
+        shipped_differs: list[str] = []
         invalid_wrong: list[str] = []
         in_flight_orders: list[str] = []
         orders = Order.objects.select_related("sync").order_by("id")
@@ -763,7 +775,7 @@ class Soak:
                 self.note("deadline reached before the drain finished")
                 break
             time.sleep(0.25)
-        result = {
+        result: dict[str, Any] = {
             "config": {
                 "orders": args.orders,
                 "sellers": len(self.sellers),

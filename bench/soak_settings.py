@@ -8,6 +8,8 @@ lease still exceeds the longest push (two attempts of connect+read timeout plus 
 refresh: 2 x (1 + 2) + 3 s).
 """
 
+from datetime import timedelta
+
 from bench.settings import *  # noqa: F403
 
 PLATFORM_CONNECT_TIMEOUT = 1.0
@@ -24,7 +26,7 @@ PULL_LEASE_SECONDS = 30.0
 PULL_INTERVAL_SECONDS = 4.0
 PULL_FAN_OUT_EVERY_SECONDS = 4.0
 PULL_IDLE_CEILING_SECONDS = 30.0
-PULL_CURSOR_OVERLAP = timedelta(seconds=30)  # noqa: F405
+PULL_CURSOR_OVERLAP = timedelta(seconds=30)
 # The catalog side (bench/soak_catalog.py): a killed worker's EDRTS lease and a backoff
 # after the sandbox's 503s come back within seconds (a drain sends at most
 # EDRTS_REQUESTS_PER_DRAIN requests, each within the read timeout).

@@ -160,6 +160,7 @@ def run(
         for created, sent in StatusChange.objects.filter(outcome="sent").values_list(
             "created_at", "sent_at"
         )
+        if sent is not None  # always set on a sent change; the column allows NULL
     ]
     total_s = last_set - first_change
     requests = after["requests"] - before["requests"]

@@ -26,7 +26,7 @@ def threads_run(
 ) -> float:
     """``call(item)`` for every item from ``concurrency`` threads; returns the seconds it
     took. Raises if any call raised, naming ``what`` failed."""
-    items: queue.Queue = queue.Queue()
+    items: queue.Queue[Any] = queue.Queue()
     for item in work:
         items.put(item)
     errors: list[str] = []
@@ -61,7 +61,7 @@ def threads_run(
 
 def orders_put(
     api_url: str,
-    jobs: Iterable[tuple[str, str, dict]],
+    jobs: Iterable[tuple[str, str, dict[str, Any]]],
     concurrency: int,
     *,
     what: str = "PUTs",
@@ -69,7 +69,7 @@ def orders_put(
 ) -> float:
     """PUT every (token, number, payload) from ``concurrency`` keep-alive sessions."""
 
-    def put(job: tuple[str, str, dict]) -> None:
+    def put(job: tuple[str, str, dict[str, Any]]) -> None:
         token, number, payload = job
         response = thread_session().put(
             f"{api_url}/orders/{number}",

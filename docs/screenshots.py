@@ -504,7 +504,7 @@ def sandbox_capture(out: Path) -> list[Path]:
     import requests
     from playwright.sync_api import sync_playwright
 
-    from tests.sandbox_process import SandboxProcess
+    from tests.support.sandbox_process import SandboxProcess
 
     shots = []
     with SandboxProcess() as sandbox:

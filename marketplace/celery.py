@@ -59,7 +59,7 @@ def _dead_letter_record(task_name: str, task_id: str, deliveries: int) -> None:
         logger.exception("could not record the dead letter of task %s", task_id)
 
 
-class DeliveryCountedTask(Task):
+class DeliveryCountedTask(Task[..., Any]):
     """A task that refuses to run a message delivered more than the cap (see above)."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

@@ -73,7 +73,8 @@ def rows_update(objs: Sequence[Model], fields: Sequence[str]) -> int:
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return cursor.rowcount
+        updated: int = cursor.rowcount  # the DB-API's count; Django's stub leaves it Any
+        return updated
 
 
 def _concrete(field: Field[Any, Any] | ForeignObjectRel) -> Field[Any, Any]:

@@ -76,7 +76,7 @@ class RestartPolicy:
         return name.rsplit(".", 1)[0] in self.restartable
 
     def backoff(self, restarts_in_window: int) -> float:
-        return min(self.backoff_seconds * 2**restarts_in_window, BACKOFF_CAP_SECONDS)
+        return min(self.backoff_seconds * 2.0**restarts_in_window, BACKOFF_CAP_SECONDS)
 
 
 @dataclass
@@ -102,7 +102,9 @@ def exit_description(returncode: int | None) -> str:
     return f"code {returncode}"
 
 
-class Supervisor(manager.Manager):
+# honcho ships no type information: its Manager is Any to mypy, so subclassing it is
+# allowed here by name (the methods below are typed all the same).
+class Supervisor(manager.Manager):  # type: ignore[misc]
     """honcho's Manager whose loop restarts what may be restarted (see the module doc)."""
 
     def __init__(self, printer: Any = None, policy: RestartPolicy | None = None) -> None:

@@ -12,7 +12,7 @@ from sellers.models import ConnectionEvent, PlatformConnection, PullSchedule, Se
 
 
 @admin.register(Seller)
-class SellerAdmin(admin.ModelAdmin):
+class SellerAdmin(admin.ModelAdmin[Seller]):
     list_display = ("display_name", "user", "platform_username", "created_at")
     list_select_related = ("user",)
     raw_id_fields = ("user",)
@@ -21,7 +21,7 @@ class SellerAdmin(admin.ModelAdmin):
 
 
 @admin.register(PlatformConnection)
-class PlatformConnectionAdmin(admin.ModelAdmin):
+class PlatformConnectionAdmin(admin.ModelAdmin[PlatformConnection]):
     # The ciphertext columns are editable=False and listed nowhere here: not even the
     # ciphertext reaches a page. A short fingerprint tells grants apart.
     fields = (
@@ -83,7 +83,7 @@ class PlatformConnectionAdmin(admin.ModelAdmin):
 
 
 @admin.register(ConnectionEvent)
-class ConnectionEventAdmin(admin.ModelAdmin):
+class ConnectionEventAdmin(admin.ModelAdmin[ConnectionEvent]):
     list_display = ("created_at", "seller", "kind", "detail", "actor")
     list_filter = ("kind",)
     list_select_related = ("seller", "actor")
@@ -100,7 +100,7 @@ class ConnectionEventAdmin(admin.ModelAdmin):
 
 
 @admin.register(PullSchedule)
-class PullScheduleAdmin(admin.ModelAdmin):
+class PullScheduleAdmin(admin.ModelAdmin[PullSchedule]):
     """When each seller's next pull is due and why (written by the pulls, read-only here)."""
 
     list_display = ("seller", "next_pull_at", "reason", "idle_steps", "failures", "queued_at")

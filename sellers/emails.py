@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from django.conf import settings
 from django.core.mail import send_mail
@@ -14,7 +15,9 @@ from sellers.models import PlatformConnection
 logger = logging.getLogger(__name__)
 
 
-def _send(*, connection: PlatformConnection, subject: str, template: str, context: dict) -> bool:
+def _send(
+    *, connection: PlatformConnection, subject: str, template: str, context: dict[str, Any]
+) -> bool:
     user = connection.seller.user
     if not user.email:
         logger.warning("seller %s has no e-mail address; notice not sent", connection.seller_id)

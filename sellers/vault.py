@@ -20,12 +20,13 @@ from django.apps import apps
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import models
+from django.db.models.expressions import Combinable
 from django.views.decorators.debug import sensitive_variables
 
 from sellers.errors import VaultError
 
 
-class EncryptedTextField(models.TextField):
+class EncryptedTextField(models.TextField[str | Combinable, str]):
     """Text holding vault ciphertext (``token_encrypt``), never plaintext: the marker the
     key rotation finds its fields by. Stored as a plain text column."""
 

@@ -18,7 +18,7 @@ import pytest
 # would otherwise refuse ORM calls from browser tests (see TRAPS.md).
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
-pytest_plugins = ["tests.sandbox_fixtures", "tests.app_fixtures"]
+pytest_plugins = ["tests.support.sandbox_fixtures", "tests.support.app_fixtures"]
 
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES") == "1"
 

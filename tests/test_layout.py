@@ -309,3 +309,10 @@ def test_the_checker_sees_a_cycle() -> None:
     """The cycle finder itself: a graph with a cycle is reported, a chain is not."""
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c"]]
     assert _cycles({"a": {"b"}, "b": {"c"}}) == []
+
+
+def test_tests_sit_in_the_room_they_test() -> None:
+    """Every test module lives in a folder named for what it tests (``tests/marketplace/…``,
+    ``tests/stack/``, ``tests/support/`` …); at the top only the rules that span rooms."""
+    loose = {p.name for p in (REPO / "tests").glob("*.py")}
+    assert loose <= {"__init__.py", "conftest.py", "test_layout.py", "test_invariants.py"}, loose

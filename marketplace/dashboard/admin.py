@@ -9,7 +9,7 @@ from marketplace.dashboard.models import StaffAction
 
 
 @admin.register(StaffAction)
-class StaffActionAdmin(admin.ModelAdmin):
+class StaffActionAdmin(admin.ModelAdmin[StaffAction]):
     list_display = ("created_at", "actor_username", "kind", "seller", "order", "ok", "result")
     list_filter = ("kind", "ok")
     list_select_related = ("seller", "order")

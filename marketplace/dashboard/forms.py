@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from marketplace.dashboard.order_lists import DEFAULT_SORT, ORDER_SORTS, OrderFilters
@@ -64,7 +66,7 @@ class OrderFilterForm(forms.Form):
         return any(self.data.get(name) for name in self.fields if name not in ("sort", "page"))
 
 
-def cleaned(form: forms.Form) -> dict:
+def cleaned(form: forms.Form) -> dict[str, Any]:
     """The valid fields of a bound form; an invalid field counts as not given."""
     form.is_valid()
     return {name: form.cleaned_data.get(name) for name in form.fields}

@@ -10,7 +10,7 @@ page every few seconds.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from django.core.paginator import Page, Paginator
 from django.db.models import Model, QuerySet
@@ -66,7 +66,7 @@ def _sync_of(order: Order) -> OrderSync | None:
 # --- overview --------------------------------------------------------------------------
 
 
-def _overview_context() -> dict:
+def _overview_context() -> dict[str, Any]:
     overview = overview_get(now=timezone.now())
     return {
         "overview": overview,
@@ -117,7 +117,7 @@ def seller_list(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _seller_status_context(seller: Seller) -> dict:
+def _seller_status_context(seller: Seller) -> dict[str, Any]:
     return {
         "seller": seller,
         "connection": _connection_of(seller),
@@ -183,7 +183,7 @@ def order_list(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _order_status_context(order: Order) -> dict:
+def _order_status_context(order: Order) -> dict[str, Any]:
     return {
         "order": order,
         "sync": _sync_of(order),

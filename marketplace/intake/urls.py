@@ -5,6 +5,7 @@ route matches (``orders/a%2Fb`` is ``orders/a/b`` to the resolver) is a JSON 404
 method a route does not take a JSON 405 (ninja answers those two outside its handlers).
 """
 
+from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
@@ -16,7 +17,7 @@ from marketplace.intake.api import intake_api_build
 from marketplace.orders.intake_http import intake_error_response
 
 
-def _json_405(view: Any) -> Any:
+def _json_405(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         response = view(request, *args, **kwargs)

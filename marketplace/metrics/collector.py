@@ -143,7 +143,8 @@ class DatabaseCollector:
             "never scheduled): le is the upper bound, counts are cumulative, +Inf is every "
             "connected seller. A gauge histogram of the sellers now, not of events.",
             buckets=[
-                *((floatToGoString(bound), count) for bound, count in pulls.buckets),
+                # prometheus_client ships types but leaves floatToGoString unannotated.
+                *((floatToGoString(bound), count) for bound, count in pulls.buckets),  # type: ignore[no-untyped-call]
                 ("+Inf", pulls.connected),
             ],
             gsum_value=pulls.lag_sum_seconds,

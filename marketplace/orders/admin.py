@@ -18,7 +18,7 @@ from marketplace.orders.models import (
 from marketplace.orders.services.push_recovery import order_sync_retry
 
 
-class OrderLineInline(admin.TabularInline):
+class OrderLineInline(admin.TabularInline[OrderLine, Order]):
     model = OrderLine
     extra = 0
     can_delete = False
@@ -27,7 +27,7 @@ class OrderLineInline(admin.TabularInline):
     fields = readonly_fields
 
 
-class ValidationProblemInline(admin.TabularInline):
+class ValidationProblemInline(admin.TabularInline[ValidationProblem, Order]):
     model = ValidationProblem
     extra = 0
     can_delete = False
@@ -36,7 +36,7 @@ class ValidationProblemInline(admin.TabularInline):
 
 
 @admin.register(Order)
-class OrderAdmin(admin.ModelAdmin):
+class OrderAdmin(admin.ModelAdmin[Order]):
     list_display = ["mp_order_number", "seller", "state", "sync_status", "created_at"]
     list_filter = ["state", "sync__status"]
     search_fields = ["mp_order_number", "customer_full_name"]
@@ -58,7 +58,7 @@ class OrderAdmin(admin.ModelAdmin):
 
 
 @admin.register(OrderSync)
-class OrderSyncAdmin(admin.ModelAdmin):
+class OrderSyncAdmin(admin.ModelAdmin[OrderSync]):
     list_display = [
         "order",
         "status",
@@ -81,7 +81,7 @@ class OrderSyncAdmin(admin.ModelAdmin):
 
 
 @admin.register(SyncEvent)
-class SyncEventAdmin(admin.ModelAdmin):
+class SyncEventAdmin(admin.ModelAdmin[SyncEvent]):
     list_display = ["order", "kind", "version", "message", "actor", "created_at"]
     list_filter = ["kind"]
     list_select_related = ["order"]
@@ -97,7 +97,7 @@ class SyncEventAdmin(admin.ModelAdmin):
 
 
 @admin.register(SellerPullState)
-class SellerPullStateAdmin(admin.ModelAdmin):
+class SellerPullStateAdmin(admin.ModelAdmin[SellerPullState]):
     list_display = ["seller", "cursor", "last_success_at", "last_error"]
     list_select_related = ["seller"]
     raw_id_fields = ["seller"]
@@ -107,7 +107,7 @@ class SellerPullStateAdmin(admin.ModelAdmin):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
+class ApiKeyAdmin(admin.ModelAdmin[ApiKey]):
     list_display = ["name", "prefix", "created_at", "last_used_at", "revoked_at"]
     readonly_fields = ["prefix", "created_at", "last_used_at"]
 

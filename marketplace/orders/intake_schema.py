@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import pycountry
 from babel.numbers import get_currency_precision
@@ -265,7 +265,7 @@ Quantity = Annotated[int, Field(strict=True, ge=1, le=100_000), BeforeValidator(
 # OpenAPI document's example body, and docs/examples/order.json (the README's ``-d @``
 # file; a test keeps the two equal and valid). Without it Swagger UI would make one up
 # from the patterns (random text, a currency of one country with the address of another).
-ORDER_EXAMPLE: dict = {
+ORDER_EXAMPLE: dict[str, Any] = {
     "mp_order_number": "WEB-100234",
     "seller": "seller",
     "marketplace_state": "PENDING",
@@ -313,7 +313,7 @@ ORDER_EXAMPLE: dict = {
     "latest_ship_date": "2026-11-23T18:00:00+01:00",
     "latest_delivery_date": "2026-11-27T18:00:00+01:00",
 }
-STATE_EXAMPLE: dict = {"state": "AWAITING_SHIPMENT"}
+STATE_EXAMPLE: dict[str, Any] = {"state": "AWAITING_SHIPMENT"}
 
 
 class _Strict(BaseModel):

@@ -31,7 +31,7 @@ def order_sync_sweep_task() -> int:
 
 
 @shared_task(acks_late=True, ignore_result=True)
-def seller_pull_task(seller_id: int) -> dict:
+def seller_pull_task(seller_id: int) -> dict[str, object]:
     result = seller_pull(seller_id=seller_id)
     return {"seller_id": seller_id, "ran": result.ran, "error": result.error}
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, parse_qsl, urlsplit
 
 import requests
@@ -123,12 +123,24 @@ class TokenTransport(Transport):
         return response
 
 
-class _AuthlibClient(OAuth2Client):
+# Authlib ships no type information: its client is Any to mypy, so subclassing it is
+# allowed here by name; the calls this module makes are declared below with their types.
+class _AuthlibClient(OAuth2Client):  # type: ignore[misc]
     """Authlib's protocol client over ``TokenTransport`` instead of its own session."""
 
     client_auth_class = OAuth2ClientAuth
     token_auth_class = OAuth2Auth
     oauth_error_class = OAuthError
+
+    if TYPE_CHECKING:  # Authlib's methods as they behave (its token is a dict)
+
+        def create_authorization_url(
+            self, url: str, state: str | None = None, **kwargs: Any
+        ) -> tuple[str, str]: ...
+
+        def fetch_token(self, url: str, **kwargs: Any) -> dict[str, Any]: ...
+
+        def refresh_token(self, url: str, **kwargs: Any) -> dict[str, Any]: ...
 
 
 JSON_AUTH_METHOD = "client_secret_post_json"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 
@@ -10,7 +12,7 @@ class PortalOrderSearchForm(forms.Form):
     problems = forms.BooleanField(required=False, label="Only orders with problems to fix")
 
 
-def cleaned(form: forms.Form) -> dict:
+def cleaned(form: forms.Form) -> dict[str, Any]:
     """The valid fields of a bound form; an invalid field counts as not given."""
     form.is_valid()
     return {name: form.cleaned_data.get(name) for name in form.fields}

@@ -4,17 +4,19 @@ marketplace refused, in plain words."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from marketplace.portal.problem_help import REFUND_FALLBACK, REFUND_HELP
+from marketplace.portal.problem_help import REFUND_FALLBACK, REFUND_HELP, ProblemHelp
 from marketplace.returns.selectors import seller_returns_waiting
 from sellers.access import SellerRequest, seller_required
 
 
-def _explained(errors: list[dict]) -> list[tuple[dict, object]]:
+def _explained(errors: list[dict[str, Any]]) -> list[tuple[dict[str, Any], ProblemHelp]]:
     # "problem" is our own code when the platform was sent its catch-all "OTHER".
     return [
         (error, REFUND_HELP.get(error.get("problem") or error.get("code", ""), REFUND_FALLBACK))

@@ -14,7 +14,7 @@ from marketplace.portal.models import SellerNotifications
 from sellers.access import SellerRequest, seller_required
 
 
-class NotificationsForm(forms.ModelForm):
+class NotificationsForm(forms.ModelForm[SellerNotifications]):
     class Meta:
         model = SellerNotifications
         fields = ["email_problems", "email_returns", "email_listings", "email_connection"]

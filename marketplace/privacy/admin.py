@@ -9,7 +9,7 @@ from marketplace.privacy.models import BuyerErasure, TaskDeadLetter
 
 
 @admin.register(BuyerErasure)
-class BuyerErasureAdmin(admin.ModelAdmin):
+class BuyerErasureAdmin(admin.ModelAdmin[BuyerErasure]):
     list_display = (
         "created_at",
         "requested_by",
@@ -34,7 +34,7 @@ class BuyerErasureAdmin(admin.ModelAdmin):
 
 
 @admin.register(TaskDeadLetter)
-class TaskDeadLetterAdmin(admin.ModelAdmin):
+class TaskDeadLetterAdmin(admin.ModelAdmin[TaskDeadLetter]):
     list_display = ("created_at", "task_name", "task_id", "deliveries")
     search_fields = ("task_name", "task_id")
     date_hierarchy = "created_at"

@@ -7,12 +7,12 @@ mark paid out, reverse an entry (with a reason), retry a platform step."""
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ActionForm
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
 from django.http import HttpRequest
 
 from marketplace.returns.models import (
@@ -31,8 +31,11 @@ from marketplace.returns.services.ledger import (
     step_retry_by_staff,
 )
 
+_M = TypeVar("_M", bound=Model)
+_Parent = TypeVar("_Parent", bound=Model)
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+
+class ReadOnlyAdmin(admin.ModelAdmin[_M]):
     """View only: no add, change or delete, whoever asks (superusers too)."""
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
@@ -45,7 +48,7 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
-class ReadOnlyInline(admin.TabularInline):
+class ReadOnlyInline(admin.TabularInline[_M, _Parent]):
     extra = 0
     can_delete = False
 
@@ -56,13 +59,13 @@ class ReadOnlyInline(admin.TabularInline):
         return False
 
 
-class ReturnLineInline(ReadOnlyInline):
+class ReturnLineInline(ReadOnlyInline[ReturnLine, Return]):
     model = ReturnLine
     raw_id_fields = ["order_line"]
 
 
 @admin.register(Return)
-class ReturnAdmin(admin.ModelAdmin):
+class ReturnAdmin(admin.ModelAdmin[Return]):
     list_display = ["mp_return_number", "order", "seller", "status", "decision", "created_at"]
     list_filter = ["status", "decision"]
     list_select_related = ["order", "seller__user"]
@@ -79,13 +82,13 @@ class ReturnAdmin(admin.ModelAdmin):
         return False
 
 
-class SellerRefundLineInline(ReadOnlyInline):
+class SellerRefundLineInline(ReadOnlyInline[SellerRefundLine, SellerRefund]):
     model = SellerRefundLine
     raw_id_fields = ["order_line"]
 
 
 @admin.register(SellerRefund)
-class SellerRefundAdmin(ReadOnlyAdmin):
+class SellerRefundAdmin(ReadOnlyAdmin[SellerRefund]):
     """A seller's refund as pulled, with our decision: nothing here is ours to edit."""
 
     list_display = ["refund_id", "order", "seller", "status", "decision", "created_at"]
@@ -103,7 +106,7 @@ class ReverseForm(ActionForm):
 
 
 @admin.register(RefundLedgerEntry)
-class RefundLedgerEntryAdmin(ReadOnlyAdmin):
+class RefundLedgerEntryAdmin(ReadOnlyAdmin[RefundLedgerEntry]):
     list_display = [
         "id",
         "order",
@@ -155,14 +158,14 @@ class RefundLedgerEntryAdmin(ReadOnlyAdmin):
 
 
 @admin.register(MoneyAction)
-class MoneyActionAdmin(ReadOnlyAdmin):
+class MoneyActionAdmin(ReadOnlyAdmin[MoneyAction]):
     list_display = ["created_at", "kind", "actor", "subject"]
     list_filter = ["kind"]
     search_fields = ["actor", "subject"]
 
 
 @admin.register(PlatformStep)
-class PlatformStepAdmin(admin.ModelAdmin):
+class PlatformStepAdmin(admin.ModelAdmin[PlatformStep]):
     list_display = ["id", "kind", "status", "attempts", "failures", "next_attempt_at"]
     list_filter = ["kind", "status"]
     raw_id_fields = ["seller", "return_request", "refund"]

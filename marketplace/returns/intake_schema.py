@@ -10,7 +10,7 @@ the service's (``services/intake.py``).
 from __future__ import annotations
 
 from datetime import date, timedelta
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from django.utils import timezone
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -29,7 +29,7 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-RETURN_EXAMPLE: dict = {
+RETURN_EXAMPLE: dict[str, Any] = {
     "mp_return_number": "RET-100234-1",
     "reason": "Too small",
     "preauthorized": False,

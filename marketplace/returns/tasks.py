@@ -16,6 +16,6 @@ def return_steps_drain_task() -> int:
 
 
 @shared_task(acks_late=True, ignore_result=True)
-def seller_returns_pull_task(seller_id: int) -> dict:
+def seller_returns_pull_task(seller_id: int) -> dict[str, object]:
     result = seller_returns_pull(seller_id=seller_id)
     return {"seller_id": seller_id, "ran": result.ran, "error": result.error}

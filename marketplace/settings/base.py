@@ -4,6 +4,7 @@ and static files (see ``marketplace/settings/__init__.py`` for the other parts).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import environ
@@ -14,7 +15,7 @@ VAR_DIR = BASE_DIR / "var"
 
 env = environ.Env()
 
-# Every environment variable the settings read (all parts). tests/test_compose.py keeps
+# Every environment variable the settings read (all parts). tests/deploy/test_compose.py keeps
 # docker-compose.yml honest against this list.
 ENV_VARS = (
     "DJANGO_ENV",
@@ -63,21 +64,21 @@ ENV_VARS = (
     "SELLER_DIGEST_MINUTES",
 )
 
-DJANGO_ENV = env.str("DJANGO_ENV", default="development")
+DJANGO_ENV: str = env.str("DJANGO_ENV", default="development")
 if DJANGO_ENV not in {"development", "test", "production"}:
     raise ImproperlyConfigured(
         f"DJANGO_ENV must be development, test or production, not {DJANGO_ENV!r}"
     )
 PRODUCTION = DJANGO_ENV == "production"
 
-DEBUG = env.bool("DEBUG", default=DJANGO_ENV == "development")
+DEBUG: bool = env.bool("DEBUG", default=DJANGO_ENV == "development")
 
-APP_PORT = env.int("APP_PORT", default=8000)
-SANDBOX_PORT = env.int("SANDBOX_PORT", default=8100)
-APP_BASE_URL = env.str("APP_BASE_URL", default=f"http://127.0.0.1:{APP_PORT}").rstrip("/")
+APP_PORT: int = env.int("APP_PORT", default=8000)
+SANDBOX_PORT: int = env.int("SANDBOX_PORT", default=8100)
+APP_BASE_URL: str = env.str("APP_BASE_URL", default=f"http://127.0.0.1:{APP_PORT}").rstrip("/")
 
 # --- The platform ----------------------------------------------------------------
-PLATFORM_BASE_URL = env.str(
+PLATFORM_BASE_URL: str = env.str(
     "PLATFORM_BASE_URL", default=f"http://127.0.0.1:{SANDBOX_PORT}/api/v1"
 ).rstrip("/")
 # /authorize and /access_token: the order interface's base unless set (empty is unset),
@@ -89,33 +90,33 @@ PLATFORM_OAUTH_BASE_URL = (
 # from each problem card of the seller's order page. The platform publishes no such page, so
 # production leaves it empty (the card then names the order and says where, without a link);
 # development points at the sandbox's seller-side order page.
-PLATFORM_SELLER_ORDER_URL = env.str(
+PLATFORM_SELLER_ORDER_URL: str = env.str(
     "PLATFORM_SELLER_ORDER_URL",
     default=""
     if PRODUCTION
     else f"http://127.0.0.1:{SANDBOX_PORT}/sandbox/v2/orders/by-number/{{mp_order_number}}/",
 )
 # The platform calls this parameter redirect_url; it must match the registered one exactly.
-PLATFORM_REDIRECT_URL = env.str(
+PLATFORM_REDIRECT_URL: str = env.str(
     "PLATFORM_REDIRECT_URL", default=f"{APP_BASE_URL}/sellers/connection/callback/"
 )
 # The body of POST /access_token: the platform's references disagree (the older page sends
 # it form-encoded, the current one JSON). "form" (default) or "json"; same fields either way.
-PLATFORM_TOKEN_BODY = env.str("PLATFORM_TOKEN_BODY", default="form")
+PLATFORM_TOKEN_BODY: str = env.str("PLATFORM_TOKEN_BODY", default="form")
 if PLATFORM_TOKEN_BODY not in {"form", "json"}:
     raise ImproperlyConfigured(
         f"PLATFORM_TOKEN_BODY must be form or json, not {PLATFORM_TOKEN_BODY!r}"
     )
 # The Authentication and Platform API groups (API token in x-api-key): one base for both.
-PLATFORM_API_BASE_URL = env.str(
+PLATFORM_API_BASE_URL: str = env.str(
     "PLATFORM_API_BASE_URL", default=f"http://127.0.0.1:{SANDBOX_PORT}/api.php"
 ).rstrip("/")
 # The Event-Driven Sync API (EDRTS): its own host and path at the platform.
-PLATFORM_EDRTS_BASE_URL = env.str(
+PLATFORM_EDRTS_BASE_URL: str = env.str(
     "PLATFORM_EDRTS_BASE_URL", default=f"http://127.0.0.1:{SANDBOX_PORT}/catalog/rest.php"
 ).rstrip("/")
 # The listing URL the listing-status file gives sellers ({listing_id}: our listing's id).
-LISTING_URL_TEMPLATE = env.str(
+LISTING_URL_TEMPLATE: str = env.str(
     "LISTING_URL_TEMPLATE", default=f"{APP_BASE_URL}/sellers/catalog/listings/{{listing_id}}/"
 )
 if "{listing_id}" not in LISTING_URL_TEMPLATE:
@@ -203,7 +204,7 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 # The marketplace's own zone: every time on a page is shown in it, with its name
 # (marketplace/templatetags/display.py). Stored times stay UTC.
-MARKETPLACE_TIME_ZONE = env.str("MARKETPLACE_TIME_ZONE", default="UTC")
+MARKETPLACE_TIME_ZONE: str = env.str("MARKETPLACE_TIME_ZONE", default="UTC")
 try:
     ZoneInfo(MARKETPLACE_TIME_ZONE)
 except (ZoneInfoNotFoundError, ValueError) as error:
@@ -211,7 +212,7 @@ except (ZoneInfoNotFoundError, ValueError) as error:
         f"MARKETPLACE_TIME_ZONE {MARKETPLACE_TIME_ZONE!r} is not an IANA time zone"
     ) from error
 # The currency of catalog prices (the feed's prices carry none; orders carry their own).
-MARKETPLACE_CURRENCY = env.str("MARKETPLACE_CURRENCY", default="USD").upper()
+MARKETPLACE_CURRENCY: str = env.str("MARKETPLACE_CURRENCY", default="USD").upper()
 USE_I18N = True
 USE_TZ = True
 
@@ -236,10 +237,10 @@ STORAGES = {
 }
 
 # The app's own Redis (embargo, rate budget, doorbell) and, when set, Celery's broker.
-REDIS_URL = env.str("REDIS_URL", default="")
+REDIS_URL: str = env.str("REDIS_URL", default="")
 
 # --- E-mail ----------------------------------------------------------------------
 # Console backend in development: warnings to sellers show in the `make run` output.
-EMAIL_CONFIG = env.email_url("EMAIL_URL", default="consolemail://")
+EMAIL_CONFIG: dict[str, Any] = env.email_url("EMAIL_URL", default="consolemail://")
 vars().update(EMAIL_CONFIG)
-DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="marketplace@example.com")
+DEFAULT_FROM_EMAIL: str = env.str("DEFAULT_FROM_EMAIL", default="marketplace@example.com")

@@ -96,7 +96,7 @@ CELERY_TASK_ROUTES = {
 # (TRAPS.md; ``marketplace.folders`` makes it).
 CELERY_BEAT_SCHEDULE_FILENAME = str(CELERY_DATA_DIR / "celerybeat-schedule")
 # Periodic jobs: each is a thin task over a service, and each is safe to run late or twice.
-CELERY_BEAT_SCHEDULE: dict[str, dict] = {
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     "refresh-expiring-tokens": {
         "task": "sellers.tasks.connection_refresh_sweep_task",
         "schedule": 60.0,

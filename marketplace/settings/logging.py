@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from marketplace.settings.base import env
 
-LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
-LOGGING = {
+LOG_LEVEL: str = env.str("LOG_LEVEL", default="INFO")
+LOGGING: dict[str, Any] = {  # logging.config.dictConfig's schema
     "version": 1,
     "disable_existing_loggers": False,
     "filters": {

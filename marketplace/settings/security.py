@@ -32,7 +32,8 @@ if PRODUCTION:
 
 
 def _secret(name: str) -> str:
-    return env.str(name, default="" if PRODUCTION else _DEV_SECRETS[name])
+    value: str = env.str(name, default="" if PRODUCTION else _DEV_SECRETS[name])
+    return value
 
 
 SECRET_KEY = _secret("SECRET_KEY")
@@ -46,10 +47,12 @@ TOKEN_ENCRYPTION_KEYS = fernet_keys(_secret("TOKEN_ENCRYPTION_KEYS"), name="TOKE
 # The bearer token Prometheus sends to /metrics (marketplace.metrics). Empty: the endpoint
 # answers 404 to everyone. No address is trusted instead: behind a proxy every request
 # comes from the proxy's address. Production refuses a short or placeholder token.
-METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+METRICS_TOKEN: str = env.str("METRICS_TOKEN", default="")
 
-ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
-CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+ALLOWED_HOSTS: list[str] = env.list(
+    "ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"]
+)
+CSRF_TRUSTED_ORIGINS: list[str] = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 # Production sends real mail (seller notices); refuse anything else.
 if PRODUCTION:
@@ -103,7 +106,7 @@ CONTENT_SECURITY_POLICY = {
     },
 }
 if PRODUCTION:
-    SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+    SECURE_SSL_REDIRECT: bool = env.bool("SECURE_SSL_REDIRECT", default=True)
     # Prometheus scrapes /metrics over the private network (web:8000, plain HTTP): a
     # redirect to https there would fail every scrape. The bearer token still applies.
     SECURE_REDIRECT_EXEMPT = [r"^metrics$"]

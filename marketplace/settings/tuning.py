@@ -54,7 +54,7 @@ PUSH_BATCH_SIZE = 50
 PUSH_DRAIN_SECONDS = 30.0
 # Calls in flight per worker process while a batch is sent (threads): a push mostly
 # waits for the platform, so this, not the process count, sets the rate per process.
-PUSH_SEND_CONCURRENCY = env.int("PUSH_SEND_CONCURRENCY", default=8)
+PUSH_SEND_CONCURRENCY: int = env.int("PUSH_SEND_CONCURRENCY", default=8)
 # A drain already queued stops further wake-ups for at most this long (doorbell.py).
 PUSH_DOORBELL_SECONDS = 10.0
 # The sweeper re-enqueues pending pushes older than this (their wake-up was lost).
@@ -72,13 +72,13 @@ PULL_CURSOR_OVERLAP = timedelta(minutes=2)  # re-read a little: clocks drift
 PULL_LEASE_SECONDS = 300.0
 # How often a seller with open work (unsettled orders, a recent change) is pulled
 # (shipments reach buyers this late at most).
-PULL_INTERVAL_SECONDS = env.float("PULL_INTERVAL_SECONDS", default=90.0)
+PULL_INTERVAL_SECONDS: float = env.float("PULL_INTERVAL_SECONDS", default=90.0)
 # A seller with nothing open is pulled less and less often: the interval doubles after
 # each pull that found nothing, up to this ceiling. Nothing can change for such a seller
 # that we would not hear of first (an order placed or changed here makes their pull due
 # again in the same transaction), so the ceiling is only a safety net; at 100 000 sellers
 # with 1 % active, 6 h keeps idle listings below the active ones (docs/benchmarks.md, P9).
-PULL_IDLE_CEILING_SECONDS = env.float("PULL_IDLE_CEILING_SECONDS", default=21600.0)
+PULL_IDLE_CEILING_SECONDS: float = env.float("PULL_IDLE_CEILING_SECONDS", default=21600.0)
 # A failing pull is retried later and later (doubling from the interval) up to this.
 PULL_FAILURE_CEILING_SECONDS = 900.0
 # How often beat looks for due pulls. Each look takes the pulls due within half this
@@ -107,7 +107,7 @@ PULL_FAILING_AFTER = 3  # pulls in a row that failed before the dashboard flags 
 # 30 s; older than this, the page computes them itself. 0: always compute (tests).
 DASHBOARD_ACTIVITY_MAX_AGE = 60
 # Days a received catalog feed file is kept after it arrived (retries read it).
-FEED_FILE_RETENTION_DAYS = env.int("FEED_FILE_RETENTION_DAYS", default=14)
+FEED_FILE_RETENTION_DAYS: int = env.int("FEED_FILE_RETENTION_DAYS", default=14)
 if FEED_FILE_RETENTION_DAYS < 1:
     raise ImproperlyConfigured("FEED_FILE_RETENTION_DAYS must be at least 1")
 
@@ -128,22 +128,24 @@ FEED_MAX_DEACTIVATE_SHARE = 0.5
 
 # Hours the file of a run that failed as malformed (not a CSV, bad compression, no valid
 # row) is kept: long enough for staff to look at it, far less than a good file's days.
-FEED_FAILED_FILE_RETENTION_HOURS = env.int("FEED_FAILED_FILE_RETENTION_HOURS", default=24)
+FEED_FAILED_FILE_RETENTION_HOURS: int = env.int("FEED_FAILED_FILE_RETENTION_HOURS", default=24)
 if FEED_FAILED_FILE_RETENTION_HOURS < 1:
     raise ImproperlyConfigured("FEED_FAILED_FILE_RETENTION_HOURS must be at least 1")
 
 # --- Catalog feeds: the door (receive_views.py) -----------------------------------------
 # Bytes one delivered file may have (checked against Content-Length, then while reading).
 # A feed of 100 000 products is ~30 MB as plain CSV: 2 GiB is far above any real one.
-FEED_MAX_BYTES = env.int("FEED_MAX_BYTES", default=2 * 1024**3)
+FEED_MAX_BYTES: int = env.int("FEED_MAX_BYTES", default=2 * 1024**3)
 # Bytes of kept files (runs that still hold one) per seller; beyond it a delivery is 507.
-FEED_SELLER_MAX_STORED_BYTES = env.int("FEED_SELLER_MAX_STORED_BYTES", default=10 * 1024**3)
+FEED_SELLER_MAX_STORED_BYTES: int = env.int("FEED_SELLER_MAX_STORED_BYTES", default=10 * 1024**3)
 # Deliveries per seller in any hour; beyond it 429 with Retry-After. A platform's export
 # runs on a schedule (hourly at most), plus staff's "Run now".
-FEED_SELLER_MAX_DELIVERIES_PER_HOUR = env.int("FEED_SELLER_MAX_DELIVERIES_PER_HOUR", default=12)
+FEED_SELLER_MAX_DELIVERIES_PER_HOUR: int = env.int(
+    "FEED_SELLER_MAX_DELIVERIES_PER_HOUR", default=12
+)
 # Times a run's ingestion may start (each start counts); a run still "ingesting" after its
 # lease this many times lost its worker each time (a poison file): failed for good.
-FEED_INGEST_MAX_ATTEMPTS = env.int("FEED_INGEST_MAX_ATTEMPTS", default=3)
+FEED_INGEST_MAX_ATTEMPTS: int = env.int("FEED_INGEST_MAX_ATTEMPTS", default=3)
 # A transient database error during an ingest (deadlock, serialization failure, lost
 # connection) is tried again this many times in all, waiting BACKOFF s, then twice that...
 FEED_INGEST_DB_TRIES = 3
@@ -209,7 +211,7 @@ RETURN_AUTHORIZATION_DAYS = 14
 RETURNS_RECORD_MAX_FAILURES = 5
 # Sellers' refunds are listed only for sellers with an order placed within this many days
 # that got past PENDING (refunds come after shipment); older orders are not watched.
-REFUND_WATCH_DAYS = env.int("REFUND_WATCH_DAYS", default=180)
+REFUND_WATCH_DAYS: int = env.int("REFUND_WATCH_DAYS", default=180)
 # Platform steps of returns and refunds (push a return, complete, report errors).
 RETURN_STEP_MAX_FAILURES = 8
 RETURN_STEP_LEASE_SECONDS = 120.0
@@ -220,13 +222,13 @@ RETURN_PUSH_ORDER_WAIT_SECONDS = 10.0
 # --- buyers' personal data and tables that grow with traffic (marketplace/privacy) ---
 # Buyer data (names, e-mail, phone, VAT, address, notes) of an order closed and untouched
 # this long is replaced by a pseudonym by a daily job (README, "Buyers' personal data").
-BUYER_DATA_RETENTION_DAYS = env.int("BUYER_DATA_RETENTION_DAYS", default=365)
+BUYER_DATA_RETENTION_DAYS: int = env.int("BUYER_DATA_RETENTION_DAYS", default=365)
 if BUYER_DATA_RETENTION_DAYS < 1:
     raise ImproperlyConfigured("BUYER_DATA_RETENTION_DAYS must be at least 1")
 # Done platform steps of returns/refunds and per-order sync history are pruned after this
 # many days (dead letters stay until staff act); "Pull now" requests after a week.
-PLATFORM_STEP_RETENTION_DAYS = env.int("PLATFORM_STEP_RETENTION_DAYS", default=30)
-SYNC_EVENT_RETENTION_DAYS = env.int("SYNC_EVENT_RETENTION_DAYS", default=180)
+PLATFORM_STEP_RETENTION_DAYS: int = env.int("PLATFORM_STEP_RETENTION_DAYS", default=30)
+SYNC_EVENT_RETENTION_DAYS: int = env.int("SYNC_EVENT_RETENTION_DAYS", default=180)
 PULL_REQUEST_RETENTION_DAYS = 7
 if min(PLATFORM_STEP_RETENTION_DAYS, SYNC_EVENT_RETENTION_DAYS) < 1:
     raise ImproperlyConfigured(
@@ -240,7 +242,7 @@ RETURN_STEP_MAX_CONNECTION_WAITS = 12
 RETURN_STEP_MAX_ATTEMPTS = 30
 # A task message delivered this many times (its worker died each time: acks_late and
 # reject_on_worker_lost requeue it) is dropped with an error in the log.
-CELERY_TASK_MAX_DELIVERIES = env.int("CELERY_TASK_MAX_DELIVERIES", default=5)
+CELERY_TASK_MAX_DELIVERIES: int = env.int("CELERY_TASK_MAX_DELIVERIES", default=5)
 # The seller's e-mail digest of what needs them (problems, returns to authorize, refused
 # listings, a lost connection): at most one per seller every SELLER_DIGEST_MINUTES.
-SELLER_DIGEST_MINUTES = env.int("SELLER_DIGEST_MINUTES", default=60)
+SELLER_DIGEST_MINUTES: int = env.int("SELLER_DIGEST_MINUTES", default=60)

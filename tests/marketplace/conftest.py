@@ -1,6 +1,6 @@
 """Fixtures for the order sync tests: intake API keys and valid order bodies, a broker
 recorder and a real worker (``platform``, ``seller`` and ``connected_seller``:
-tests/app_fixtures.py).
+tests/support/app_fixtures.py).
 
 The sandbox is a separate process spoken to over real HTTP. Tests that do not run a
 Celery worker use ``quiet_broker``: pushes are recorded instead of sent to the broker,
@@ -23,7 +23,7 @@ from marketplace.orders.intake_schema import OrderIn
 from marketplace.orders.models import Order
 from marketplace.orders.services.api_keys import api_key_create
 from marketplace.orders.services.intake import order_create
-from tests.app_fixtures import APP_SELLER
+from tests.support.app_fixtures import APP_SELLER
 
 
 @dataclass

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import requests
 
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 CLIENT_ID = "mp-test"
 CLIENT_SECRET = "mp-test-secret"

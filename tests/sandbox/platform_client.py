@@ -8,7 +8,7 @@ from typing import Any
 
 import requests
 
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 USERNAME, PASSWORD, EMAIL = "mp-api", "mp-api-pass", "api@mp.example"
 FIELDS = ["id", "title", "price", "quantity", "brand"]

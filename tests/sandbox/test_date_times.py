@@ -31,7 +31,7 @@ from tests.sandbox.platform_api.test_platform_imports import (
     file_map_body,
     files,
 )
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 __all__ = ["files"]  # a fixture used below
 

@@ -24,7 +24,7 @@ from tests.sandbox.platform_api.test_platform_imports import (
     files,
 )
 from tests.sandbox.platform_client import EMAIL, PASSWORD, USERNAME, platform_for
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 __all__ = ["files"]  # a fixture used below
 

@@ -28,7 +28,7 @@ from tests.sandbox.orders_v2.test_returns_refunds_v2 import refund_line
 from tests.sandbox.orders_v2.v2_client import seller_api
 from tests.sandbox.platform_api.test_platform_imports import FileServer, mapped_import
 from tests.sandbox.platform_client import platform_for
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 pytestmark = pytest.mark.browser
 

@@ -11,7 +11,12 @@ from django.test import Client
 from playwright.sync_api import Page, expect
 
 from sellers.models import PlatformConnection, Seller
-from tests.app_fixtures import CALLBACK_PATH, PLATFORM_SELLER, PLATFORM_SELLER_PASSWORD, Platform
+from tests.support.app_fixtures import (
+    CALLBACK_PATH,
+    PLATFORM_SELLER,
+    PLATFORM_SELLER_PASSWORD,
+    Platform,
+)
 
 pytestmark = pytest.mark.browser
 

@@ -11,7 +11,7 @@ from django.test import Client
 from django.urls import reverse
 
 from sellers.models import OAuthState, PlatformConnection, Seller
-from tests.app_fixtures import CALLBACK_PATH, Platform
+from tests.support.app_fixtures import CALLBACK_PATH, Platform
 
 pytestmark = pytest.mark.django_db
 

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from sellers import services, vault
 from sellers.models import PlatformConnection, Seller
-from tests.app_fixtures import Platform
+from tests.support.app_fixtures import Platform
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 

@@ -15,7 +15,7 @@ from sellers.models import ConnectionEvent, OAuthState, PlatformConnection, Sell
 from sellers.services import oauth_state_hash
 from sellers.signals import connection_live
 from sellers.views import SESSION_STATE_KEY
-from tests.app_fixtures import CALLBACK_PATH, CLIENT_ID, PLATFORM_SELLER_B, Platform
+from tests.support.app_fixtures import CALLBACK_PATH, CLIENT_ID, PLATFORM_SELLER_B, Platform
 
 pytestmark = pytest.mark.django_db
 

@@ -25,7 +25,7 @@ from sellers import key_rotation, services, tasks, vault
 from sellers.errors import ReauthorizationRequired
 from sellers.models import ConnectionEvent, PlatformConnection, Seller
 from sellers.signals import ciphertext_lost
-from tests.factories import PlatformConnectionFactory
+from tests.support.factories import PlatformConnectionFactory
 
 pytestmark = pytest.mark.django_db
 

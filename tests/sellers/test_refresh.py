@@ -19,8 +19,8 @@ from sellers.errors import (
     TokenRefreshUnavailable,
 )
 from sellers.models import ConnectionEvent, PlatformConnection, Seller
-from tests.app_fixtures import PLATFORM_SELLER, Platform, token_calls_wait_out
-from tests.factories import PlatformConnectionFactory
+from tests.support.app_fixtures import PLATFORM_SELLER, Platform, token_calls_wait_out
+from tests.support.factories import PlatformConnectionFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -19,7 +19,7 @@ from marketplace.platform.models import PlatformCall
 from sellers import services, vault
 from sellers.errors import ReauthorizationRequired
 from sellers.models import ConnectionEvent, PlatformConnection, Seller
-from tests.app_fixtures import CLIENT_SECRET, PLATFORM_SELLER, Platform, page_text
+from tests.support.app_fixtures import CLIENT_SECRET, PLATFORM_SELLER, Platform, page_text
 
 pytestmark = pytest.mark.django_db
 

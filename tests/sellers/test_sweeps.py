@@ -15,7 +15,7 @@ from django.utils import timezone
 from sellers import services, tasks
 from sellers.models import ConnectionEvent, PlatformConnection, Seller
 from sellers.selectors import REFRESH_REQUEUE_AFTER, connections_due_for_refresh
-from tests.app_fixtures import Platform
+from tests.support.app_fixtures import Platform
 
 pytestmark = pytest.mark.django_db
 

@@ -14,8 +14,8 @@ from django.utils import timezone
 from sellers import services, vault
 from sellers.errors import VaultError
 from sellers.models import ConnectionEvent, PlatformConnection, Seller
-from tests.app_fixtures import Platform
-from tests.factories import PlatformConnectionFactory
+from tests.support.app_fixtures import Platform
+from tests.support.factories import PlatformConnectionFactory
 
 pytestmark = pytest.mark.django_db
 

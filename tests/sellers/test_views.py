@@ -10,7 +10,7 @@ from django.utils.html import escape
 
 from marketplace.templatetags.display import format_time
 from sellers.models import ConnectionEvent, PlatformConnection, Seller
-from tests.app_fixtures import PLATFORM_SELLER_B, Platform, page_text, signed_in
+from tests.support.app_fixtures import PLATFORM_SELLER_B, Platform, page_text, signed_in
 
 pytestmark = pytest.mark.django_db
 

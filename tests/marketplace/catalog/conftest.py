@@ -1,6 +1,6 @@
 """Fixtures of the catalog tests: feed storage in a temporary folder, a helper that stores a
 file as a received run, and the sandbox with a product database (personas, ``platform`` and
-``eager_tasks``: tests/app_fixtures.py)."""
+``eager_tasks``: tests/support/app_fixtures.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from marketplace.catalog.feeds.ingest import feed_storage
 from marketplace.catalog.models import FeedRun
 from sellers.models import Seller
 from tests.marketplace.catalog.platform import CatalogWorld, catalog_world_create
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 
 @pytest.fixture(autouse=True)

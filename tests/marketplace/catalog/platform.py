@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from marketplace.catalog.api_access import sign_in
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 # The end-to-end flows run under both readings of the silent points (the contract's last
 # table): such a module overrides the ``reading`` fixture with ``params=READINGS`` and uses

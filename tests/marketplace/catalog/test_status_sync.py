@@ -31,7 +31,7 @@ from tests.marketplace.catalog.platform import (
     catalog_world_create,
     product,
 )
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("no_violations")]
 

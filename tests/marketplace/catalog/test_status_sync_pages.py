@@ -14,8 +14,8 @@ from django.utils import timezone
 
 from marketplace.catalog.models import StatusChange, StatusSync
 from sellers.models import Seller
-from tests.app_fixtures import page_text, signed_in
-from tests.factories import CatalogSourceFactory, ListingFactory, SellerFactory
+from tests.support.app_fixtures import page_text, signed_in
+from tests.support.factories import CatalogSourceFactory, ListingFactory, SellerFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -12,9 +12,9 @@ from marketplace.dashboard.models import StaffAction
 from marketplace.orders.models import OrderSync
 from marketplace.orders.services.api_keys import api_key_create
 from sellers.models import PlatformConnection, Seller
-from tests.app_fixtures import page_text
-from tests.factories import PlatformConnectionFactory
 from tests.marketplace.dashboard.builders import World, build_world
+from tests.support.app_fixtures import page_text
+from tests.support.factories import PlatformConnectionFactory
 
 pytestmark = pytest.mark.django_db
 

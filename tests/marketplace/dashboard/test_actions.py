@@ -13,9 +13,9 @@ from marketplace.orders.intake_schema import OrderIn
 from marketplace.orders.models import Order, OrderSync, SellerPullState, Shipment, SyncEvent
 from marketplace.orders.services.intake import order_create
 from sellers.models import ConnectionEvent, PlatformConnection, Seller
-from tests.app_fixtures import PLATFORM_SELLER, Platform, page_text
-from tests.factories import PlatformConnectionFactory
 from tests.marketplace.conftest import order_body, wait_for
+from tests.support.app_fixtures import PLATFORM_SELLER, Platform, page_text
+from tests.support.factories import PlatformConnectionFactory
 
 # Real tasks run on commit (eager), so the database must really commit.
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -11,9 +11,9 @@ from marketplace.orders.intake_schema import OrderIn
 from marketplace.orders.models import OrderSync
 from marketplace.orders.services.intake import order_create
 from sellers.models import Seller
-from tests.app_fixtures import PLATFORM_SELLER, Platform
-from tests.factories import SellerFactory
 from tests.marketplace.conftest import order_body
+from tests.support.app_fixtures import PLATFORM_SELLER, Platform
+from tests.support.factories import SellerFactory
 
 pytestmark = pytest.mark.browser
 

@@ -18,11 +18,18 @@ from marketplace.orders.intake_schema import OrderIn
 from marketplace.orders.models import Order, OrderSync
 from marketplace.orders.services.intake import order_create
 from sellers.models import PlatformConnection, Seller
-from tests.app_fixtures import Platform
 from tests.marketplace.conftest import order_body
 from tests.marketplace.dashboard.builders import build_world
 from tests.marketplace.dashboard.test_browser import sign_in
-from tests.test_pages_390 import DESKTOP, PHONE, _app_routes, _app_world, _check_all, _visit
+from tests.marketplace.test_pages_390 import (
+    DESKTOP,
+    PHONE,
+    _app_routes,
+    _app_world,
+    _check_all,
+    _visit,
+)
+from tests.support.app_fixtures import Platform
 
 pytestmark = pytest.mark.browser
 
@@ -137,7 +144,7 @@ def test_a_filtered_csv_export_holds_exactly_the_filtered_list(
 def test_no_staff_page_scrolls_sideways_on_a_desktop(
     browser: Browser, live_server: Any, staff_user: Any
 ) -> None:
-    """The 390 px check of every page is tests/test_pages_390.py; this is the desktop's,
+    """The 390 px check of every page is tests/marketplace/test_pages_390.py; this is the desktop's,
     plus the list pages as staff use them (filters, ticked rows, a bulk confirmation)."""
     app = _app_world(staff_user)
     base = live_server.url

@@ -13,8 +13,8 @@ from marketplace.dashboard.models import StaffAction
 from marketplace.orders.models import SyncEvent
 from sellers import vault
 from sellers.models import PlatformConnection
-from tests.app_fixtures import page_text
 from tests.marketplace.dashboard.builders import World, build_world
+from tests.support.app_fixtures import page_text
 
 pytestmark = pytest.mark.django_db
 

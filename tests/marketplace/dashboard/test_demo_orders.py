@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 from marketplace.dashboard.management.commands.demo_orders import DEMO_CATALOG_PRODUCTS
 from marketplace.orders.models import Order, OrderLine
 from sellers.models import Seller
-from tests.factories import ListingFactory, SellerFactory
+from tests.support.factories import ListingFactory, SellerFactory
 
 pytestmark = pytest.mark.django_db
 NUMBER = re.compile(r"^DEMO-\d{14}-\d{5}", re.M)

@@ -10,8 +10,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape
 
-from tests.app_fixtures import page_text
-from tests.factories import SellerPullStateFactory
+from tests.support.app_fixtures import page_text
+from tests.support.factories import SellerPullStateFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -17,8 +17,8 @@ from django.utils import timezone
 
 from marketplace.orders.models import Order, OrderLine, ValidationProblem
 from marketplace.templatetags.display import format_money
-from tests.app_fixtures import page_text
 from tests.marketplace.dashboard.builders import World, build_world
+from tests.support.app_fixtures import page_text
 
 pytestmark = pytest.mark.django_db
 

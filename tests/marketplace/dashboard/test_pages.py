@@ -13,8 +13,8 @@ from marketplace.dashboard.selectors import calls_per_hour
 from marketplace.orders.models import OrderSync
 from marketplace.platform.models import PlatformCall
 from sellers.models import PlatformConnection
-from tests.app_fixtures import page_text
 from tests.marketplace.dashboard.builders import World, build_world
+from tests.support.app_fixtures import page_text
 
 pytestmark = pytest.mark.django_db
 

@@ -20,8 +20,8 @@ from marketplace.orders.models import OrderSync
 from marketplace.platform.models import HolderEmbargo, PlatformCall
 from marketplace.returns.models import PlatformStep
 from sellers.models import PullSchedule
-from tests.factories import OrderFactory, PlatformConnectionFactory, SellerPullStateFactory
 from tests.marketplace.dashboard.builders import build_world
+from tests.support.factories import OrderFactory, PlatformConnectionFactory, SellerPullStateFactory
 
 pytestmark = pytest.mark.django_db
 

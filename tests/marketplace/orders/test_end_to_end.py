@@ -17,9 +17,9 @@ from marketplace.orders.services import outbox
 from marketplace.orders.services.intake import order_state_change
 from marketplace.orders.services.pull import sellers_pull_fan_out
 from marketplace.orders.services.push_recovery import order_sync_sweep
-from tests.app_fixtures import PLATFORM_SELLER, Platform
 from tests.marketplace.conftest import order_body, wait_for
-from tests.sandbox_process import SandboxError
+from tests.support.app_fixtures import PLATFORM_SELLER, Platform
+from tests.support.sandbox_process import SandboxError
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 URL = "/api/intake/orders"

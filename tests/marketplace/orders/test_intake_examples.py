@@ -15,7 +15,7 @@ from django.test import Client
 
 from marketplace.orders.intake_schema import ORDER_EXAMPLE, STATE_EXAMPLE, OrderIn
 from marketplace.orders.models import ApiKey, Order
-from tests.factories import SellerFactory
+from tests.support.factories import SellerFactory
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLE_FILE = REPO / "docs" / "examples" / "order.json"

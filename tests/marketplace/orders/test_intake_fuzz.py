@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, settings
 from pydantic import AwareDatetime, TypeAdapter
 from schemathesis.config import SchemathesisConfig
 
-from tests.app_fixtures import APP_SELLER
+from tests.support.app_fixtures import APP_SELLER
 
 pytestmark = pytest.mark.django_db
 

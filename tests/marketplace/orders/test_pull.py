@@ -19,8 +19,8 @@ from marketplace.orders.services.fulfillment import order_fulfillment_apply, ord
 from marketplace.orders.services.pull import seller_pull
 from marketplace.orders.services.push import order_push
 from marketplace.platform.models import PlatformCall
-from tests.app_fixtures import PLATFORM_SELLER_B, Platform
 from tests.marketplace.conftest import BrokerRecorder, make_order
+from tests.support.app_fixtures import PLATFORM_SELLER_B, Platform
 
 pytestmark = pytest.mark.django_db
 

@@ -15,8 +15,8 @@ from marketplace.orders.services.pull import seller_pull
 from marketplace.orders.services.push import order_push
 from marketplace.platform.models import PlatformCall
 from marketplace.platform.order_source import OrderSourceClient
-from tests.app_fixtures import Platform
 from tests.marketplace.conftest import make_order
+from tests.support.app_fixtures import Platform
 
 pytestmark = pytest.mark.django_db
 

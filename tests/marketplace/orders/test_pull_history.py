@@ -10,8 +10,8 @@ from bench.harness import orders_insert
 from marketplace.orders.models import Order, SyncEvent
 from marketplace.orders.services.pull import seller_pull
 from marketplace.orders.services.push import order_push
-from tests.app_fixtures import CLIENT_ID, PLATFORM_SELLER, Platform
 from tests.marketplace.conftest import make_order
+from tests.support.app_fixtures import CLIENT_ID, PLATFORM_SELLER, Platform
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 

@@ -11,8 +11,8 @@ from django.utils import timezone
 from marketplace.orders.models import Order, SellerPullState, SyncEvent
 from marketplace.orders.services.pull import seller_pull
 from marketplace.orders.services.push import order_push
-from tests.app_fixtures import Platform
 from tests.marketplace.conftest import make_order
+from tests.support.app_fixtures import Platform
 
 pytestmark = pytest.mark.django_db
 

@@ -24,8 +24,8 @@ from sellers.pull_schedule import (
     pull_schedule_after_pull,
     pull_schedule_claim_due,
 )
-from tests.app_fixtures import Platform
 from tests.marketplace.conftest import BrokerRecorder, make_order
+from tests.support.app_fixtures import Platform
 
 pytestmark = pytest.mark.django_db
 

@@ -23,8 +23,8 @@ from marketplace.orders.services.push_recovery import (
     seller_failed_orders_retry,
 )
 from marketplace.platform.models import PlatformCall
-from tests.app_fixtures import PLATFORM_SELLER, Platform
 from tests.marketplace.conftest import BrokerRecorder, embargo_clear, make_order
+from tests.support.app_fixtures import PLATFORM_SELLER, Platform
 
 pytestmark = pytest.mark.django_db
 

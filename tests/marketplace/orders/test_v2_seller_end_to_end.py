@@ -26,10 +26,10 @@ from marketplace.orders.models import (
 )
 from marketplace.orders.services.pull import sellers_pull_fan_out
 from sellers.models import PullSchedule
-from tests.app_fixtures import PLATFORM_SELLER, Platform
 from tests.marketplace.conftest import order_body, wait_for
 from tests.sandbox.orders_v2.v2_client import SellerApi
-from tests.seller_sim_process import SellerSimProcess
+from tests.support.app_fixtures import PLATFORM_SELLER, Platform
+from tests.support.seller_sim_process import SellerSimProcess
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 URL = "/api/intake/orders"

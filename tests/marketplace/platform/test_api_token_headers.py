@@ -21,7 +21,7 @@ from tests.sandbox.platform_api.test_platform_imports import (
     STATUS_CSV,
     FileServer,
 )
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

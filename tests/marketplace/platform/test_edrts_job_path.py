@@ -12,7 +12,7 @@ import pytest
 
 from marketplace.platform.edrts import EdrtsClient
 from marketplace.platform.transport import ApiKeyTransport
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 USERNAME, PASSWORD, EMAIL = "edrts-job", "edrts-job-pass", "edrts-job@mp.example"
 

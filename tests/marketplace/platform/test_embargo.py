@@ -12,8 +12,8 @@ from marketplace.orders.services.push import order_push, orders_push_drain
 from marketplace.platform.embargo import embargo_remaining, embargo_set, seller_holder
 from marketplace.platform.errors import PlatformRateLimited
 from sellers.token_source import order_client_for
-from tests.app_fixtures import Platform
 from tests.marketplace.conftest import make_order
+from tests.support.app_fixtures import Platform
 
 pytestmark = pytest.mark.django_db
 

@@ -25,7 +25,7 @@ from marketplace.platform.errors import (
 from marketplace.platform.models import PlatformCall
 from marketplace.platform.transport import thread_session
 from marketplace.redis_client import redis_client
-from tests.app_fixtures import CLIENT_ID, CLIENT_SECRET, REDIRECT_URL, Platform
+from tests.support.app_fixtures import CLIENT_ID, CLIENT_SECRET, REDIRECT_URL, Platform
 
 pytestmark = pytest.mark.django_db
 

@@ -16,7 +16,7 @@ from marketplace.platform.exports import ExportsApi
 from marketplace.platform.imports import ImportsApi, import_as_set
 from marketplace.platform.transport import ApiKeyTransport
 from tests.sandbox.platform_api.test_export_delivery import Destination, destination
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 __all__ = ["destination"]  # a fixture used below
 

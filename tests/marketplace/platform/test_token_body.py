@@ -10,8 +10,8 @@ import pytest
 
 from marketplace.platform import oauth
 from marketplace.platform.errors import PlatformError
-from tests.app_fixtures import CLIENT_ID, CLIENT_SECRET, PLATFORM_SELLER, Platform
 from tests.marketplace.platform.test_oauth import fake
+from tests.support.app_fixtures import CLIENT_ID, CLIENT_SECRET, PLATFORM_SELLER, Platform
 
 __all__ = ["fake"]  # a fixture used below
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from marketplace.orders.models import Order, OrderLine, OrderSync, ValidationProblem
 from marketplace.returns.models import RefundLedgerEntry, Return, ReturnLine
-from tests.factories import OrderFactory
+from tests.support.factories import OrderFactory
 
 
 def money_order(*, seller: Any, number: str, **fields: Any) -> Order:

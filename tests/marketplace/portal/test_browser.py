@@ -13,9 +13,9 @@ from marketplace.orders.models import OrderSync
 from marketplace.orders.services.intake import order_create
 from marketplace.orders.services.pull import seller_pull
 from sellers.models import Seller
-from tests.app_fixtures import Platform
 from tests.marketplace.conftest import order_body
 from tests.marketplace.dashboard.test_browser import sign_in
+from tests.support.app_fixtures import Platform
 
 pytestmark = pytest.mark.browser
 

@@ -15,9 +15,9 @@ from marketplace.orders.models import Order, OrderSync, Shipment, ValidationProb
 from marketplace.orders.services.intake import order_create
 from marketplace.orders.services.pull import seller_pull
 from sellers.models import Seller
-from tests.app_fixtures import PLATFORM_SELLER, Platform
 from tests.marketplace.conftest import order_body
 from tests.marketplace.dashboard.test_browser import sign_in
+from tests.support.app_fixtures import PLATFORM_SELLER, Platform
 
 pytestmark = pytest.mark.browser
 

@@ -10,9 +10,9 @@ from playwright.sync_api import Page, expect
 
 from marketplace.orders.models import ValidationProblem
 from sellers.models import PlatformConnection, Seller
-from tests.app_fixtures import Platform
 from tests.marketplace.dashboard.builders import PASSWORD, build_world
 from tests.marketplace.dashboard.test_browser import sign_in
+from tests.support.app_fixtures import Platform
 
 pytestmark = pytest.mark.browser
 

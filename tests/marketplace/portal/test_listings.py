@@ -14,8 +14,8 @@ from django.utils import timezone
 from marketplace.catalog.listing_status.status_file import listing_url
 from marketplace.catalog.models import Listing, RejectedSku
 from sellers.models import Seller
-from tests.app_fixtures import page_text, signed_in
-from tests.factories import ListingFactory
+from tests.support.app_fixtures import page_text, signed_in
+from tests.support.factories import ListingFactory
 
 pytestmark = pytest.mark.django_db
 

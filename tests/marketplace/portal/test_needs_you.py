@@ -18,9 +18,9 @@ from marketplace.orders.validation import ProblemCode
 from marketplace.portal.digest import seller_digest_send, seller_digests_send
 from marketplace.portal.models import SellerNotifications
 from sellers.models import Seller
-from tests.app_fixtures import page_text, signed_in
-from tests.factories import ListingFactory, PlatformConnectionFactory
 from tests.marketplace.portal.builders import money_order, open_return, problem
+from tests.support.app_fixtures import page_text, signed_in
+from tests.support.factories import ListingFactory, PlatformConnectionFactory
 
 pytestmark = pytest.mark.django_db
 

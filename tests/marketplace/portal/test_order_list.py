@@ -15,8 +15,8 @@ from django.utils import timezone
 from marketplace.orders.models import Order
 from marketplace.orders.validation import ProblemCode
 from sellers.models import Seller
-from tests.app_fixtures import page_text, signed_in
 from tests.marketplace.portal.builders import days_ago, money_order, problem
+from tests.support.app_fixtures import page_text, signed_in
 
 pytestmark = pytest.mark.django_db
 

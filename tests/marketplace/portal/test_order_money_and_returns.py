@@ -11,9 +11,9 @@ import pytest
 
 from marketplace.orders.validation import ProblemCode
 from sellers.models import Seller
-from tests.app_fixtures import page_text, signed_in
-from tests.factories import PlatformConnectionFactory
 from tests.marketplace.portal.builders import completed_return, money_order, open_return, problem
+from tests.support.app_fixtures import page_text, signed_in
+from tests.support.factories import PlatformConnectionFactory
 
 pytestmark = pytest.mark.django_db
 

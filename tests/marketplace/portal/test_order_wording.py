@@ -9,8 +9,8 @@ from django.test import Client
 
 from marketplace.orders.models import Order, OrderLine, Shipment
 from sellers.models import Seller
-from tests.app_fixtures import page_text
-from tests.factories import OrderFactory
+from tests.support.app_fixtures import page_text
+from tests.support.factories import OrderFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -9,8 +9,8 @@ from django.test import Client
 
 from marketplace.orders.models import Order, Shipment, ValidationProblem
 from sellers.models import Seller
-from tests.app_fixtures import page_text
 from tests.marketplace.dashboard.builders import World, build_world
+from tests.support.app_fixtures import page_text
 
 pytestmark = pytest.mark.django_db
 

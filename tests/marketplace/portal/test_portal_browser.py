@@ -18,7 +18,6 @@ from marketplace.catalog.models import RejectedSku
 from marketplace.orders.models import Order
 from marketplace.orders.validation import ProblemCode
 from sellers.models import Seller
-from tests.factories import ListingFactory, PlatformConnectionFactory
 from tests.marketplace.dashboard.test_browser import sign_in
 from tests.marketplace.portal.builders import (
     completed_return,
@@ -27,6 +26,7 @@ from tests.marketplace.portal.builders import (
     open_return,
     problem,
 )
+from tests.support.factories import ListingFactory, PlatformConnectionFactory
 
 pytestmark = pytest.mark.browser
 

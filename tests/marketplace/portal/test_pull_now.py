@@ -12,8 +12,8 @@ from django.utils import timezone
 
 from marketplace.portal.models import SellerPullRequest
 from sellers.models import Seller
-from tests.app_fixtures import page_text, signed_in
-from tests.factories import PlatformConnectionFactory
+from tests.support.app_fixtures import page_text, signed_in
+from tests.support.factories import PlatformConnectionFactory
 
 URL = "/sellers/pull/"
 pytestmark = pytest.mark.django_db

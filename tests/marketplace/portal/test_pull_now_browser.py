@@ -9,8 +9,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from marketplace.orders import tasks
-from tests.factories import PlatformConnectionFactory, SellerFactory, password_of
 from tests.marketplace.dashboard.test_browser import sign_in
+from tests.support.factories import PlatformConnectionFactory, SellerFactory, password_of
 
 pytestmark = pytest.mark.browser
 

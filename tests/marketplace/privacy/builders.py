@@ -19,7 +19,7 @@ from marketplace.returns.models import (
     ReturnStatus,
     SellerRefund,
 )
-from tests.factories import OrderFactory
+from tests.support.factories import OrderFactory
 
 NAME = "Wilhelmina Oakenshaw"
 EMAIL = "w.oakenshaw@example.net"

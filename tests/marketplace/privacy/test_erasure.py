@@ -23,8 +23,8 @@ from marketplace.privacy.erasure import email_hash
 from marketplace.privacy.models import BuyerErasure, ErasedOrder, PendingErasure
 from marketplace.privacy.retention import pending_erasures_apply
 from marketplace.returns.models import RefundLedgerEntry, RefundStatus
-from tests.app_fixtures import page_text
 from tests.marketplace.privacy.builders import EMAIL, NAME, buyer_order
+from tests.support.app_fixtures import page_text
 
 pytestmark = pytest.mark.django_db
 

@@ -32,8 +32,8 @@ from marketplace.orders.services.pull import sellers_pull_fan_out
 from marketplace.platform.models import PlatformCall
 from marketplace.returns.models import RefundLedgerEntry, Return, SellerRefund
 from marketplace.returns.services.pull import sellers_returns_pull_fan_out
-from tests.app_fixtures import Platform
 from tests.marketplace.conftest import order_body, wait_for
+from tests.support.app_fixtures import Platform
 
 # pg_dump of the test database: Postgres only.
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.django_db(transaction=True)]

@@ -25,7 +25,7 @@ from django.utils.dateparse import parse_datetime
 
 from marketplace.orders.models import Order, OrderLine, OrderSync, Shipment
 from marketplace.platform.errors import PlatformRejected
-from tests.factories import OrderFactory, PlatformConnectionFactory
+from tests.support.factories import OrderFactory, PlatformConnectionFactory
 
 REFUND_FILTERS = {"mp_order_numbers", "refund_status", "created_after", "created_before"}
 RETURN_FILTERS = {"mp_order_numbers", "status", "updated_after"}

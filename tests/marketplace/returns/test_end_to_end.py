@@ -26,9 +26,9 @@ from marketplace.orders.services.pull import sellers_pull_fan_out
 from marketplace.returns.models import RefundLedgerEntry, Return, SellerRefund
 from marketplace.returns.selectors import overdue_returns
 from marketplace.returns.services.pull import sellers_returns_pull_fan_out
-from tests.app_fixtures import Platform, page_text
 from tests.marketplace.conftest import order_body, wait_for
-from tests.sandbox_process import SandboxError
+from tests.support.app_fixtures import Platform, page_text
+from tests.support.sandbox_process import SandboxError
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

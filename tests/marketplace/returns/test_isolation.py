@@ -26,8 +26,8 @@ from marketplace.returns.selectors import overdue_returns
 from marketplace.returns.services.intake import return_create
 from marketplace.returns.services.pull import seller_returns_pull
 from marketplace.returns.services.steps import return_steps_drain
-from tests.app_fixtures import page_text, signed_in
 from tests.marketplace.returns.conftest import FakeOrderSource, refund_line, shipped_order
+from tests.support.app_fixtures import page_text, signed_in
 
 pytestmark = pytest.mark.django_db
 

@@ -10,10 +10,10 @@ from django.test import Client
 
 from marketplace.returns.models import PlatformStep, RefundLedgerEntry, SellerRefund
 from marketplace.returns.services.decide import refund_decide
-from tests.app_fixtures import page_text, signed_in
-from tests.factories import PlatformConnectionFactory
 from tests.marketplace.returns.conftest import shipped_order
 from tests.marketplace.returns.test_money import new_refund, new_return
+from tests.support.app_fixtures import page_text, signed_in
+from tests.support.factories import PlatformConnectionFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -16,8 +16,8 @@ from marketplace.returns.selectors import (
 from marketplace.returns.services.intake import return_create
 from marketplace.returns.services.pull import seller_returns_pull
 from marketplace.returns.services.steps import return_steps_drain
-from tests.factories import OrderFactory, PlatformConnectionFactory, SellerFactory
 from tests.marketplace.returns.conftest import FakeOrderSource, refund_line, shipped_order
+from tests.support.factories import OrderFactory, PlatformConnectionFactory, SellerFactory
 
 pytestmark = pytest.mark.django_db
 

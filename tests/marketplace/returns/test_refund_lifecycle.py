@@ -22,9 +22,9 @@ from marketplace.returns.services.pull import seller_returns_pull
 from marketplace.returns.services.steps import return_steps_drain
 from sellers.models import PlatformConnection
 from sellers.token_source import order_client_for
-from tests.app_fixtures import Platform
 from tests.marketplace.conftest import make_order
 from tests.marketplace.returns.conftest import FakeOrderSource, refund_line, shipped_order
+from tests.support.app_fixtures import Platform
 
 pytestmark = pytest.mark.django_db
 

@@ -24,8 +24,8 @@ from marketplace.orders.models import Order, OrderSync
 from marketplace.orders.services.pull import sellers_pull_fan_out
 from marketplace.returns.models import RefundLedgerEntry, SellerRefund
 from marketplace.returns.services.pull import sellers_returns_pull_fan_out
-from tests.app_fixtures import Platform, page_text, signed_in
 from tests.marketplace.conftest import order_body, wait_for
+from tests.support.app_fixtures import Platform, page_text, signed_in
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

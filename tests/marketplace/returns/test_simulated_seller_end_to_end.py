@@ -19,9 +19,9 @@ from marketplace.orders.models import Order, OrderSync
 from marketplace.orders.services.pull import seller_pull
 from marketplace.returns.models import RefundLedgerEntry, Return, SellerRefund
 from marketplace.returns.services.pull import sellers_returns_pull_fan_out
-from tests.app_fixtures import PLATFORM_SELLER, Platform
 from tests.marketplace.conftest import order_body, wait_for
-from tests.seller_sim_process import SellerSimProcess
+from tests.support.app_fixtures import PLATFORM_SELLER, Platform
+from tests.support.seller_sim_process import SellerSimProcess
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 API_USER, API_PASSWORD, API_CLIENT = "alice-shop-erp", "alice-shop-erp-pass", "770001"

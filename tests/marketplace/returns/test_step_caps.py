@@ -20,9 +20,9 @@ from marketplace.returns.models import PlatformStep
 from marketplace.returns.services import steps
 from marketplace.returns.services.steps import return_steps_drain
 from sellers.models import PlatformConnection
-from tests.app_fixtures import page_text
 from tests.marketplace.returns.conftest import FakeOrderSource, shipped_order
 from tests.marketplace.returns.test_steps import due_now, make_return
+from tests.support.app_fixtures import page_text
 
 pytestmark = pytest.mark.django_db
 

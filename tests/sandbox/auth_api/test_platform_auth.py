@@ -7,7 +7,7 @@ from __future__ import annotations
 import requests
 
 from tests.sandbox.platform_client import EMAIL, PASSWORD, USERNAME, platform_for
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 
 def _login(sandbox: SandboxProcess, **body: str) -> requests.Response:

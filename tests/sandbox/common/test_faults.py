@@ -8,7 +8,7 @@ import pytest
 import requests
 
 from tests.sandbox.conftest import CLIENT_ID, Api, exchange_code, order_body
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 
 def test_rate_limit_with_retry_after_and_reset(alice: Api, sandbox: SandboxProcess) -> None:

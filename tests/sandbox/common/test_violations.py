@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import requests
 
 from tests.sandbox.conftest import Api, order_body, refresh
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 
 def _kinds(sandbox: SandboxProcess) -> dict[str, int]:

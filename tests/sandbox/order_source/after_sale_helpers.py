@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 from tests.sandbox.conftest import Api, order_body
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 _LINE: dict[str, Any] = {
     "mp_return_line_number": "R1",

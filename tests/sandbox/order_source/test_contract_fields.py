@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.sandbox.conftest import Api, order_body
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 ORDER_PLACED = {
     "mp_order_number",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.sandbox.conftest import Api, order_body
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 
 def test_error_array_is_stored_and_visible(alice: Api, sandbox: SandboxProcess) -> None:

@@ -8,7 +8,7 @@ from datetime import date, timedelta
 import pytest
 
 from tests.sandbox.conftest import Api, order_body
-from tests.sandbox_process import SandboxError, SandboxProcess
+from tests.support.sandbox_process import SandboxError, SandboxProcess
 
 TRACKING_FORMATS = {
     "UPS": r"1Z[0-9A-Z]{16}",

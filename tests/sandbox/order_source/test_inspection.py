@@ -16,7 +16,7 @@ from tests.sandbox.conftest import (
     exchange_code,
     order_body,
 )
-from tests.sandbox_process import REPO_DIR, SandboxProcess
+from tests.support.sandbox_process import REPO_DIR, SandboxProcess
 
 
 def test_request_log_redacts_secrets_and_counts_by_endpoint(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.sandbox.conftest import Api, order_body, wire
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 
 def _numbers(response_json: dict) -> list[str]:

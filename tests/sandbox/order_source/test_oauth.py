@@ -17,7 +17,7 @@ from tests.sandbox.conftest import (
     hidden_fields,
     refresh,
 )
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 
 def _oauth_session(**kwargs: object) -> OAuth2Session:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from tests.sandbox.conftest import Api, order_body
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 
 def test_put_creates_then_updates_the_marketplace_state(

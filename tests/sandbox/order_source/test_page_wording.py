@@ -10,7 +10,7 @@ import requests
 
 from tests.sandbox.conftest import Api, order_body
 from tests.sandbox.order_source.test_oauth import _authorize_url, _sign_in
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 
 def test_approve_deny_and_sign_out_look_different_and_stand_apart(

@@ -7,7 +7,7 @@ from urllib.parse import quote
 import pytest
 
 from tests.sandbox.conftest import Api, order_body
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 
 def _refused(response: object, name: str) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from tests.sandbox.conftest import Api
 from tests.sandbox.order_source.after_sale_helpers import seller_refund, shipped_order
-from tests.sandbox_process import SandboxError, SandboxProcess
+from tests.support.sandbox_process import SandboxError, SandboxProcess
 
 NEW_YORK = ZoneInfo("America/New_York")
 

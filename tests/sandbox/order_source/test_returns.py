@@ -18,7 +18,7 @@ from tests.sandbox.order_source.after_sale_helpers import (
     seller_op,
     shipped_order,
 )
-from tests.sandbox_process import SandboxError, SandboxProcess
+from tests.support.sandbox_process import SandboxError, SandboxProcess
 
 RETURN_KEYS = {
     "status", "rma", "mp_return_number", "mp_order_number", "request_date", "respond_date",

@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from tests.sandbox.conftest import Api, order_body
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 NEW_YORK = ZoneInfo("America/New_York")
 

@@ -10,7 +10,7 @@ import requests
 
 from tests.sandbox.conftest import Api, csrf_token, order_body
 from tests.sandbox.orders_v2.v2_client import SellerApi, seller_api
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 
 @pytest.fixture

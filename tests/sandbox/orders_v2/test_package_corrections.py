@@ -12,7 +12,7 @@ import requests
 
 from tests.sandbox.conftest import Api, csrf_token, order_body, wire
 from tests.sandbox.orders_v2.v2_client import SellerApi, seller_api
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 BAD_UPS = "1Z12-BAD"
 GOOD_UPS = "1Z999AA10123456784"

@@ -8,7 +8,7 @@ import re
 import requests
 
 from tests.sandbox.conftest import Api
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 ISO_UTC = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(Z|\+00:00)"
 

@@ -18,7 +18,7 @@ from tests.sandbox.order_source.after_sale_helpers import (
     shipped_order,
 )
 from tests.sandbox.orders_v2.v2_client import SellerApi, seller_api
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 
 @pytest.fixture

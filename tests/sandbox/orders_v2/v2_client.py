@@ -7,7 +7,7 @@ from typing import Any
 
 import requests
 
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 ORDER_KEYS = {
     "id", "marketplace_order_number", "customer", "imported_date", "purchase_date", "currency",

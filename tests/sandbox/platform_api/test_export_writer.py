@@ -12,7 +12,7 @@ import zipfile
 import pytest
 
 from tests.sandbox.platform_client import PlatformApi, platform_for
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 
 @pytest.fixture

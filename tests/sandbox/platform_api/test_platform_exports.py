@@ -9,7 +9,7 @@ import time
 import pytest
 
 from tests.sandbox.platform_client import PlatformApi, platform_for
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 EXPORT_KEYS = {
     "id", "db_id", "name", "file_name", "protocol", "protocol_info", "host", "username",

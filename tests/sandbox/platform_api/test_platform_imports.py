@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.sandbox.platform_client import PlatformApi, platform_for
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 FILE_USER, FILE_PASSWORD = "status-reader", "status-secret"
 IMPORT_KEYS = {

@@ -27,7 +27,7 @@ from tests.sandbox.platform_api.test_platform_imports import (
     put,
 )
 from tests.sandbox.platform_client import PlatformApi, platform_for
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 
 @pytest.fixture

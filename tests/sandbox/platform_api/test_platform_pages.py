@@ -6,7 +6,7 @@ from __future__ import annotations
 import requests
 
 from tests.sandbox.platform_client import EMAIL, platform_for
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 
 def _page(sandbox: SandboxProcess, path: str) -> str:

@@ -23,7 +23,7 @@ from tests.sandbox.platform_api.test_platform_imports import (
     put,
 )
 from tests.sandbox.platform_client import PlatformApi
-from tests.sandbox_process import SandboxError, SandboxProcess
+from tests.support.sandbox_process import SandboxError, SandboxProcess
 
 __all__ = ["api", "destination", "files"]  # fixtures used below
 

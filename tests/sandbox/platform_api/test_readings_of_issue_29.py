@@ -11,7 +11,7 @@ import pytest
 from tests.sandbox.platform_api.test_export_delivery import _export, destination
 from tests.sandbox.platform_api.test_platform_imports import add_import, api, put
 from tests.sandbox.platform_client import PlatformApi
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 __all__ = ["api", "destination"]  # fixtures used below
 

@@ -11,8 +11,8 @@ import pytest
 
 from tests.sandbox.conftest import Api, order_body
 from tests.sandbox.orders_v2.v2_client import SellerApi, seller_api
-from tests.sandbox_process import SandboxProcess
-from tests.seller_sim_process import SellerSimProcess
+from tests.support.sandbox_process import SandboxProcess
+from tests.support.seller_sim_process import SellerSimProcess
 
 pytestmark = pytest.mark.slow
 

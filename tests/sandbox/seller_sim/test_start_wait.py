@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 
 from sandbox.seller_sim.__main__ import sandbox_wait
-from tests.sandbox_process import free_port
+from tests.support.sandbox_process import free_port
 
 
 class _Health(BaseHTTPRequestHandler):

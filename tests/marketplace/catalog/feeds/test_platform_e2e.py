@@ -25,7 +25,7 @@ from tests.marketplace.catalog.platform import (
     product,
     wait_for,
 )
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("no_violations")]
 

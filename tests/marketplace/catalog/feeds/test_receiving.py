@@ -18,8 +18,8 @@ from django.test import Client
 from marketplace.catalog.feeds.provision import feed_password_hash
 from marketplace.catalog.models import CatalogSource, FeedRun, Listing
 from sellers.models import Seller
-from tests.factories import CatalogSourceFactory
 from tests.marketplace.catalog.feed_files import csv_bytes, gzipped, product_row
+from tests.support.factories import CatalogSourceFactory
 
 pytestmark = pytest.mark.django_db
 

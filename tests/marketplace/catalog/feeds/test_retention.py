@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from marketplace.catalog.feeds.retention import feed_files_prune
 from marketplace.catalog.models import FeedRun
-from tests.app_fixtures import page_text, signed_in
+from tests.support.app_fixtures import page_text, signed_in
 
 pytestmark = pytest.mark.django_db
 

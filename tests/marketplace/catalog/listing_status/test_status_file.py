@@ -22,8 +22,8 @@ from marketplace.catalog.feeds.ingest import REJECTIONS_KEPT, feed_run_ingest
 from marketplace.catalog.listing_status.status_file import status_password_hash
 from marketplace.catalog.models import CatalogSource, FeedRun, Listing, RejectedSku, StatusImport
 from sellers.models import Seller
-from tests.factories import CatalogSourceFactory, ListingFactory, SellerFactory
 from tests.marketplace.catalog.feed_files import csv_bytes, product_row
+from tests.support.factories import CatalogSourceFactory, ListingFactory, SellerFactory
 
 pytestmark = pytest.mark.django_db
 

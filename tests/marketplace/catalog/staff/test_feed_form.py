@@ -12,8 +12,8 @@ from django.test import Client
 from marketplace.catalog.feeds.mapping import mapping_default
 from marketplace.catalog.staff.forms import FeedForm
 from sellers.models import Seller
-from tests.app_fixtures import page_text
-from tests.factories import CatalogSourceFactory
+from tests.support.app_fixtures import page_text
+from tests.support.factories import CatalogSourceFactory
 
 
 def form_data(**changes: str) -> dict[str, str]:

@@ -12,9 +12,9 @@ from marketplace.catalog.models import FeedRun, Listing, PlatformApiAccess
 from marketplace.orders.intake_schema import OrderIn
 from marketplace.orders.services.intake import order_create
 from sellers.models import Seller
-from tests.app_fixtures import page_text, signed_in
-from tests.factories import CatalogSourceFactory, ListingFactory
 from tests.marketplace.conftest import order_body
+from tests.support.app_fixtures import page_text, signed_in
+from tests.support.factories import CatalogSourceFactory, ListingFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -3,7 +3,7 @@
 The commands are read from README.md's fenced ``bash`` blocks, so this test follows the
 README. The stack is started as ``make run`` starts it on a fresh checkout (SQLite, the
 embedded broker, the demo data of ``make seed``, ``marketplace.run_stack`` over the
-Procfile: ``tests/stack_process.py``) on free ports, which replace the README's 8000 and
+Procfile: ``tests/stack/stack_process.py``) on free ports, which replace the README's 8000 and
 8100. The seller connects over HTTP, as the README's "To see the whole flow" has them do
 in a browser. Each block then runs in ``bash -euo pipefail``, so a failing command (and,
 as the README's curl commands pass ``--fail-with-body``, an HTTP error) fails the test.
@@ -23,9 +23,9 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import requests
 
-from tests.stack_process import Stack
+from tests.stack.stack_process import Stack
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 
 # A command starting with one of these (after any VAR=value assignments) is not run.
@@ -101,7 +101,7 @@ def test_the_readmes_commands_are_found_and_every_exemption_is_used() -> None:
                 assert "-sS" in command, command
 
 
-# --- the stack (tests/stack_process.py: make run's, embedded, on free ports) ------------
+# --- the stack (tests/stack/stack_process.py: make run's, embedded, on free ports) ------------
 
 
 def _connect_seller(stack: Stack) -> None:

@@ -12,7 +12,7 @@ Data:
   ``connected`` (the default), ``needs_reauth``, ``disconnected``, ``not_connected``,
   ``access_expired``). Tokens go through the real vault (``tokens_set``): the database
   holds only ciphertext, as in production. These tokens are unknown to the sandbox: for a
-  grant the platform honours use ``Platform.connect`` (tests/app_fixtures.py).
+  grant the platform honours use ``Platform.connect`` (tests/support/app_fixtures.py).
 * ``OrderFactory``: an order with its lines (``lines=2`` by default, ``lines=0`` for none)
   and, with ``sync=True``, its outbox row. Rows only: no push is queued; an order that must
   reach the platform goes through the intake service (``make_order``).

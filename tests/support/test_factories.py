@@ -10,7 +10,7 @@ from django.utils import timezone
 from marketplace.orders.models import OrderSync
 from sellers import vault
 from sellers.models import PlatformConnection
-from tests.factories import (
+from tests.support.factories import (
     OrderFactory,
     PlatformConnectionFactory,
     SellerFactory,

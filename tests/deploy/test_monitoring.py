@@ -18,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from marketplace.metrics.collector import HOOK_METRIC_NAMES
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PROMETHEUS = ROOT / "deploy" / "prometheus"
 GRAFANA = ROOT / "deploy" / "grafana"
 ALERTS = yaml.safe_load((PROMETHEUS / "alerts.yml").read_text())

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.sandbox_process import SandboxProcess
+from tests.support.sandbox_process import SandboxProcess
 
 
 @pytest.fixture(scope="session")

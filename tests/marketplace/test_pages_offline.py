@@ -10,7 +10,7 @@ from playwright.sync_api import BrowserContext, Page, Response, expect
 
 from tests.marketplace.dashboard.builders import PASSWORD, build_world
 from tests.marketplace.dashboard.test_browser import sign_in
-from tests.offline import cut_off
+from tests.marketplace.offline import cut_off
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.stack_process import Stack
+from tests.stack.stack_process import Stack
 
 MINUTES = float(os.environ.get("STACK_MINUTES", "15"))
 ORDERS_EVERY_SECONDS = 45

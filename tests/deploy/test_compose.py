@@ -13,7 +13,7 @@ import yaml
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 APP_SERVICES = ("web", "worker", "catalog-worker", "beat", "sandbox")
 # Variables the sandbox process reads (it is a separate program with its own settings).

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.sandbox_process import REPO_DIR, SandboxProcess
+from tests.support.sandbox_process import REPO_DIR, SandboxProcess
 
 
 class SellerSimProcess:
@@ -52,7 +52,7 @@ class SellerSimProcess:
         for key, value in options.items():
             flag = f"--{key.replace('_', '-')}"
             self.command += [flag] if value is True else [flag, str(value)]
-        self._process: subprocess.Popen | None = None
+        self._process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> SellerSimProcess:
         env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}

@@ -16,7 +16,7 @@ import kombu
 import pytest
 
 from marketplace import file_broker
-from tests.stack_process import Stack
+from tests.stack.stack_process import Stack
 
 
 def _connection(folder: Path) -> kombu.Connection:

@@ -13,7 +13,7 @@ import pytest
 
 from marketplace.config_checks import metrics_token_problem
 from marketplace.run_stack import DEVELOPMENT_METRICS_TOKEN, development_metrics_token
-from tests.stack_process import Stack, celery_worker_main
+from tests.stack.stack_process import Stack, celery_worker_main
 
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
 
@@ -77,9 +77,9 @@ def test_a_process_that_must_not_exit_stops_the_stack_at_once(tmp_path: Path) ->
 
 @pytest.mark.slow
 def test_a_worker_killed_mid_push_is_restarted_and_the_push_completes(tmp_path: Path) -> None:
-    # Given the stack (sandbox, worker, beat; the recovery pace of tests.stack_settings),
+    # Given the stack (sandbox, worker, beat; the recovery pace of tests.stack.stack_settings),
     # a connected seller, and a platform that answers each order PUT after 6 s
-    settings = "DJANGO_SETTINGS_MODULE=tests.stack_settings"
+    settings = "DJANGO_SETTINGS_MODULE=tests.stack.stack_settings"
     procfile = _procfile(
         tmp_path,
         "sandbox: python -m sandbox serve --port ${SANDBOX_PORT}\n"

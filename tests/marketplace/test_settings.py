@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from cryptography.fernet import Fernet
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 PRODUCTION_ENV = {
     "DJANGO_ENV": "production",

@@ -15,21 +15,35 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import requests
 
-REPO_DIR = Path(__file__).resolve().parent.parent
+REPO_DIR = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
 class SandboxError(RuntimeError):
     pass
+
+
+# Every answer of the control API is one JSON object.
+JSON = dict[str, Any]
+_T = TypeVar("_T")
+
+
+def _field(answer: JSON, key: str, kind: type[_T]) -> _T:
+    """``answer[key]``, checked to be of the type the control API documents for it."""
+    value = answer[key]
+    if not isinstance(value, kind):
+        raise SandboxError(f"{key!r} is {value!r}, not {kind.__name__}")
+    return value
 
 
 class SandboxProcess:
@@ -51,7 +65,7 @@ class SandboxProcess:
         self._tmpdir = Path(tempfile.mkdtemp(prefix="sandbox-test-"))
         self.db_path = self._tmpdir / "sandbox.sqlite3"
         self.log_path = self._tmpdir / "sandbox.log"
-        self._process: subprocess.Popen | None = None
+        self._process: subprocess.Popen[bytes] | None = None
         self._log_file: Any = None
         self.http = requests.Session()
 
@@ -117,20 +131,23 @@ class SandboxProcess:
 
     # -- control API -------------------------------------------------------------------
 
-    def control(self, method: str, path: str, json: Any = None, **params: Any) -> Any:
+    def control(self, method: str, path: str, json: Any = None, **params: Any) -> JSON:
         response = self.http.request(
             method, self.control_url + path, json=json, params=params or None, timeout=30
         )
         if response.status_code >= 400:
             raise SandboxError(f"{method} {path} -> {response.status_code}: {response.text}")
-        return response.json()
+        answer = response.json()
+        if not isinstance(answer, dict):
+            raise SandboxError(f"{method} {path} answered {answer!r}, not a JSON object")
+        return answer
 
     def reset(self, *, keep_accounts: bool = False) -> None:
         self.control("POST", "/reset", {"keep_accounts": keep_accounts})
 
     def register_client(
         self, client_id: str, secret: str, redirect_url: str, name: str = ""
-    ) -> dict:
+    ) -> JSON:
         body = {
             "client_id": client_id,
             "client_secret": secret,
@@ -139,7 +156,7 @@ class SandboxProcess:
         }
         return self.control("POST", "/clients", body)
 
-    def create_seller(self, username: str, password: str, name: str = "") -> dict:
+    def create_seller(self, username: str, password: str, name: str = "") -> JSON:
         return self.control(
             "POST", "/sellers", {"username": username, "password": password, "name": name}
         )
@@ -149,25 +166,25 @@ class SandboxProcess:
     ) -> str:
         """A fresh authorization code, exactly as the seller's Approve would give."""
         body = {"client_id": client_id, "seller": seller, "redirect_url": redirect_url}
-        return self.control("POST", "/codes", {**body, "state": state})["code"]
+        return _field(self.control("POST", "/codes", {**body, "state": state}), "code", str)
 
-    def mint_tokens(self, client_id: str, seller: str) -> dict:
+    def mint_tokens(self, client_id: str, seller: str) -> JSON:
         """A new grant's token response (access_token, refresh_token, ..., grant_id)."""
         return self.control("POST", "/tokens", {"client_id": client_id, "seller": seller})
 
-    def set_faults(self, *rules: dict, **rule: Any) -> list[dict]:
+    def set_faults(self, *rules: JSON, **rule: Any) -> list[JSON]:
         """Add fault rules: ``set_faults(endpoint="put_order", kind="500", count=2)`` or
         ``set_faults({...}, {...})``. Returns all rules now active."""
         specs = list(rules) + ([rule] if rule else [])
-        return self.control("POST", "/faults", {"faults": specs})["faults"]
+        return _field(self.control("POST", "/faults", {"faults": specs}), "faults", list)
 
-    def faults(self) -> list[dict]:
-        return self.control("GET", "/faults")["faults"]
+    def faults(self) -> list[JSON]:
+        return _field(self.control("GET", "/faults"), "faults", list)
 
     def clear_faults(self) -> None:
         self.control("DELETE", "/faults")
 
-    def shift_clock(self, seconds: float) -> dict:
+    def shift_clock(self, seconds: float) -> JSON:
         return self.control("POST", "/clock", {"shift_seconds": seconds})
 
     def set_rotation(self, enabled: bool) -> None:
@@ -189,43 +206,45 @@ class SandboxProcess:
         (``import_cron="B"``; ``all="B"`` first, then single points); answers every point's
         reading. Reset puts all back to A. With no points: only reads them."""
         if not points:
-            return self.control("GET", "/readings")["readings"]
-        return self.control("POST", "/readings", points)["readings"]
+            return _field(self.control("GET", "/readings"), "readings", dict)
+        return _field(self.control("POST", "/readings", points), "readings", dict)
 
     def readings_all(self, reading: str) -> dict[str, str]:
         """Every point to ``reading`` (``"A"`` or ``"B"``)."""
         return self.readings(all=reading)
 
-    def violations(self, **params: Any) -> dict:
+    def violations(self, **params: Any) -> JSON:
         """``{"total", "by_kind", "recent"}``: the client's breaches of the contract's rules."""
         return self.control("GET", "/violations", **params)
 
     def revoke(self, seller: str, client_id: str | None = None) -> int:
         body = {"client_id": client_id} if client_id else {}
-        return self.control("POST", f"/sellers/{seller}/revoke", body)["revoked"]
+        return _field(self.control("POST", f"/sellers/{seller}/revoke", body), "revoked", int)
 
     def expire_tokens(self, seller: str | None = None) -> int:
-        return self.control("POST", "/tokens/expire", {"seller": seller} if seller else {})[
-            "expired"
-        ]
+        return _field(
+            self.control("POST", "/tokens/expire", {"seller": seller} if seller else {}),
+            "expired",
+            int,
+        )
 
-    def ship(self, mp_order_number: str, **spec: Any) -> dict:
+    def ship(self, mp_order_number: str, **spec: Any) -> JSON:
         """Simulated seller ships: ``lines=[{"mp_line_number", "quantity", "split"}]``,
         ``carrier``, ``split``, ``bad`` (see sandbox/README.md). Returns the fulfillments."""
         return self.control("POST", f"/orders/{mp_order_number}/ship", spec)
 
-    def cancel(self, mp_order_number: str, **spec: Any) -> dict:
+    def cancel(self, mp_order_number: str, **spec: Any) -> JSON:
         return self.control("POST", f"/orders/{mp_order_number}/cancel", spec)
 
-    def state(self, **params: Any) -> dict:
+    def state(self, **params: Any) -> JSON:
         return self.control("GET", "/state", **params)
 
-    def order(self, mp_order_number: str, **params: Any) -> dict:
+    def order(self, mp_order_number: str, **params: Any) -> JSON:
         return self.control("GET", f"/orders/{mp_order_number}", **params)
 
-    def requests_log(self, **params: Any) -> list[dict]:
+    def requests_log(self, **params: Any) -> list[JSON]:
         """Recent requests (``endpoint=``, ``path=``, ``since_seq=``, ``limit=``)."""
-        return self.control("GET", "/requests", **params)["requests"]
+        return _field(self.control("GET", "/requests", **params), "requests", list)
 
     # -- Authentication and Platform API (issue 12; sandbox/README.md) -------------------
 
@@ -234,16 +253,16 @@ class SandboxProcess:
         """Base of the Authentication and Platform APIs (the app's PLATFORM_API_BASE_URL)."""
         return self.base_url + "/api.php"
 
-    def outbox(self, to: str | None = None, limit: int = 50) -> list[dict]:
+    def outbox(self, to: str | None = None, limit: int = 50) -> list[JSON]:
         """E-mails the platform sent, latest first: ``to``, ``subject``, ``body``, ``code``."""
         params = {"limit": limit, **({"to": to} if to else {})}
-        return self.control("GET", "/outbox", **params)["emails"]
+        return _field(self.control("GET", "/outbox", **params), "emails", list)
 
     def twofa_code(self, to: str) -> str:
         """The code in the latest two-factor e-mail to ``to``."""
         emails = self.outbox(to=to, limit=1)
         assert emails, f"no e-mail to {to}"
-        return emails[0]["code"]
+        return _field(emails[0], "code", str)
 
     def api_user_create(
         self,
@@ -252,7 +271,7 @@ class SandboxProcess:
         email: str,
         account_ids: list[str] | tuple[str, ...] = (),
         accounts: list[str] | tuple[str, ...] = (),
-    ) -> dict:
+    ) -> JSON:
         """Upsert a Platform API user reaching ``account_ids`` and the accounts named
         ``accounts`` (created when missing)."""
         body = {
@@ -266,7 +285,7 @@ class SandboxProcess:
 
     def api_token_revoke(self, username: str | None = None, token_name: str | None = None) -> int:
         body = {k: v for k, v in {"username": username, "token_name": token_name}.items() if v}
-        return self.control("POST", "/api-tokens/revoke", body)["revoked"]
+        return _field(self.control("POST", "/api-tokens/revoke", body), "revoked", int)
 
     def platform_login(self, username: str, password: str, email: str, name: str = "") -> str:
         """Both login steps (the code read from the outbox); the API token."""
@@ -279,7 +298,7 @@ class SandboxProcess:
             timeout=10,
         )
         assert second.status_code == 200, second.text
-        return second.json()["token"]
+        return _field(second.json(), "token", str)
 
     def db_create(
         self,
@@ -287,10 +306,10 @@ class SandboxProcess:
         *,
         account_name: str | None = None,
         account_id: str | None = None,
-        rows: list[dict] | None = None,
+        rows: list[JSON] | None = None,
         fields: list[str] | None = None,
         generate: int = 0,
-    ) -> dict:
+    ) -> JSON:
         """A database with exactly ``rows`` (and/or ``generate`` generated products);
         ``{"id", "account_id", "name", "fields", "row_count", ...}`` (ids as numbers)."""
         body: dict[str, Any] = {"name": name, "rows": rows or [], "generate": generate}
@@ -302,16 +321,18 @@ class SandboxProcess:
             body["fields"] = fields
         return self.control("POST", "/dbs", body)
 
-    def db_rows(self, db_id: int | str, page: int = 1, per_page: int = 100) -> list[dict]:
-        return self.control("GET", f"/dbs/{db_id}/rows", page=page, per_page=per_page)["rows"]
+    def db_rows(self, db_id: int | str, page: int = 1, per_page: int = 100) -> list[JSON]:
+        return _field(
+            self.control("GET", f"/dbs/{db_id}/rows", page=page, per_page=per_page), "rows", list
+        )
 
     def db_rows_change(
         self,
         db_id: int | str,
-        rows: list[dict] | None = None,
-        add: list[dict] | None = None,
+        rows: list[JSON] | None = None,
+        add: list[JSON] | None = None,
         delete: list[str] | None = None,
-    ) -> dict:
+    ) -> JSON:
         """``rows``: changes by ``id`` (e.g. ``{"id": "DS-000001", "price": "9.99"}``);
         ``add``: new rows; ``delete``: ids. → ``{"updated", "added", "deleted", "row_count"}``."""
         body = {"rows": rows or [], "add": add or [], "delete": delete or []}
@@ -322,14 +343,14 @@ class SandboxProcess:
     ) -> int:
         """Load a generated catalog of ``rows`` products; the database's row count."""
         body = {"rows": rows, "seed": seed, "sku_prefix": sku_prefix, "replace": replace}
-        return self.control("POST", f"/dbs/{db_id}/generate", body)["row_count"]
+        return _field(self.control("POST", f"/dbs/{db_id}/generate", body), "row_count", int)
 
-    def export_run(self, export_id: int | str) -> dict:
+    def export_run(self, export_id: int | str) -> JSON:
         """Run an export now, synchronously (delivery retries included); the run with its
         ``status``, ``rows``, ``attempts``, ``error_flag`` and ``logs``."""
         return self.control("POST", f"/exports/{export_id}/run")
 
-    def export_state(self, export_id: int | str) -> dict:
+    def export_state(self, export_id: int | str) -> JSON:
         """``{"export": <the Export object>, "runs": [latest first]}``."""
         return self.control("GET", f"/exports/{export_id}")
 
@@ -340,17 +361,17 @@ class SandboxProcess:
             raise SandboxError(f"run {run_id} file -> {response.status_code}: {response.text}")
         return response.content
 
-    def set_rate_limit(self, group: str, limit: int, window_seconds: float = 60) -> dict:
+    def set_rate_limit(self, group: str, limit: int, window_seconds: float = 60) -> JSON:
         """Calls allowed per API token in a window, for ``login``, ``accounts``, ``exports``,
         ``imports``; per API user for ``edrts``."""
         body = {"group": group, "limit": limit, "window_seconds": window_seconds}
-        return self.control("POST", "/rate-limits", body)["limits"]
+        return _field(self.control("POST", "/rate-limits", body), "limits", dict)
 
-    def seed_demo(self, rows: int = 2000) -> dict:
+    def seed_demo(self, rows: int = 2000) -> JSON:
         """The demo API user (marketplace-api) and its two accounts' catalogs."""
         return self.control("POST", "/seed-demo", {"rows": rows})
 
-    def db_owner_set(self, db_id: int | str, owner: str | None) -> dict:
+    def db_owner_set(self, db_id: int | str, owner: str | None) -> JSON:
         """The database's owner (an API user's username, or None): EDRTS counts a product
         created by any other API user as ``edrts_marketplace_created_product``."""
         return self.control("POST", f"/dbs/{db_id}/owner", {"owner": owner})
@@ -362,7 +383,7 @@ class SandboxProcess:
         """Base of the EDRTS API (the app's EDRTS_BASE_URL)."""
         return self.base_url + "/catalog/rest.php"
 
-    def edrts_state(self, **settings: Any) -> dict:
+    def edrts_state(self, **settings: Any) -> JSON:
         """``{"base_path", "settings", "rate_limit", "stats"}``; with ``delay_seconds``,
         ``batch_records``, ``fail_next``, ``lose_next`` or ``unavailable_next``, changes them
         first."""
@@ -370,27 +391,27 @@ class SandboxProcess:
             return self.control("POST", "/edrts", settings)
         return self.control("GET", "/edrts")
 
-    def edrts_jobs(self, **params: Any) -> dict:
+    def edrts_jobs(self, **params: Any) -> JSON:
         """``{"stats", "jobs": [latest first]}`` (``db_id``, ``status``, ``correlation_id``,
         ``limit``)."""
         return self.control("GET", "/edrts/jobs", **params)
 
-    def edrts_products(self, db_id: int | str, **params: Any) -> dict:
+    def edrts_products(self, db_id: int | str, **params: Any) -> JSON:
         """``{"db_id", "page", "per_page", "total", "products": [{"id", "fields": {field:
         {"value", "source", "edrts": {"value", "received_at", "set_at", ...} | None}}}]}``."""
         return self.control("GET", "/edrts/products", db_id=db_id, **params)
 
-    def edrts_stamps(self, **params: Any) -> list[dict]:
+    def edrts_stamps(self, **params: Any) -> list[JSON]:
         """Every field EDRTS set, oldest first: ``[{"db_id", "id", "field", "value",
         "received_at", "set_at", "correlation_id", "batch_index"}]`` (``db_id``, ``field``,
         ``since`` (RFC 3339, set after), ``limit`` ≤ 200 000)."""
-        return self.control("GET", "/edrts/stamps", **params)["stamps"]
+        return _field(self.control("GET", "/edrts/stamps", **params), "stamps", list)
 
-    def edrts_wait_idle(self, timeout: float = 10.0) -> dict:
+    def edrts_wait_idle(self, timeout: float = 10.0) -> JSON:
         """Wait until no EDRTS batch is queued; the stats."""
         deadline = time.monotonic() + timeout
         while True:
-            stats = self.edrts_state()["stats"]
+            stats = _field(self.edrts_state(), "stats", dict)
             if stats["jobs"]["queued"] == 0:
                 return stats
             if time.monotonic() > deadline:
@@ -401,12 +422,12 @@ class SandboxProcess:
 
     def create_api_user(
         self, seller: str, username: str, password: str, client_id: str | None = None
-    ) -> dict:
+    ) -> JSON:
         """An order-API user of ``seller`` (``{"username", "seller", "client_id", ...}``)."""
         body = {"seller": seller, "username": username, "password": password}
         return self.control("POST", "/v2/api-users", {**body, "client_id": client_id})
 
-    def v2_settings(self, seller: str, **changes: Any) -> dict:
+    def v2_settings(self, seller: str, **changes: Any) -> JSON:
         """``workflow``, ``import_interval_seconds``, ``import_pending`` of a seller."""
         if changes:
             return self.control("POST", f"/v2/sellers/{seller}/settings", changes)
@@ -414,18 +435,18 @@ class SandboxProcess:
 
     def v2_import(self, seller: str) -> int:
         """Run the seller's scheduled import now; the number of orders imported."""
-        return self.control("POST", f"/v2/sellers/{seller}/import")["imported"]
+        return _field(self.control("POST", f"/v2/sellers/{seller}/import"), "imported", int)
 
-    def v2_orders(self, **params: Any) -> list[dict]:
+    def v2_orders(self, **params: Any) -> list[JSON]:
         """v2 orders with service_status, packages (``released``), cancellations, events."""
-        return self.control("GET", "/v2/orders", **params)["orders"]
+        return _field(self.control("GET", "/v2/orders", **params), "orders", list)
 
-    def v2_order(self, mp_order_number: str, **params: Any) -> dict:
+    def v2_order(self, mp_order_number: str, **params: Any) -> JSON:
         found = self.v2_orders(mp_order_number=mp_order_number, **params)
         assert len(found) == 1, found
         return found[0]
 
-    def set_simulator(self, seller: str, **behaviour: Any) -> dict:
+    def set_simulator(self, seller: str, **behaviour: Any) -> JSON:
         """Behaviour overrides the simulated seller process reads while it runs."""
         return self.control("POST", f"/v2/sellers/{seller}/simulator", behaviour)
 
@@ -433,7 +454,7 @@ class SandboxProcess:
 
     def return_operation(
         self, mp_order_number: str, mp_return_number: str, op: str, **body: Any
-    ) -> dict:
+    ) -> JSON:
         """Play the seller: ``op`` is ``authorize`` (``rma``), ``reject`` (``reason``) or
         ``refund`` (``lines``; default: the amounts the buyer asked). Returns the return as
         the control API shows it (v1 view, refunded amounts, errors, ``read_in_state``)."""
@@ -441,21 +462,21 @@ class SandboxProcess:
             "POST", f"/orders/{mp_order_number}/returns/{mp_return_number}/{op}", body
         )
 
-    def seller_refund(self, mp_order_number: str, *lines: dict, **body: Any) -> dict:
+    def seller_refund(self, mp_order_number: str, *lines: JSON, **body: Any) -> JSON:
         """A seller refund as v2 would post it; lines name ``mp_line_number`` and any of
         the amounts (missing ones 0). Returns the v1 view plus ``read_in_state``."""
         return self.control(
             "POST", f"/orders/{mp_order_number}/refunds", {"refund_lines": list(lines), **body}
         )
 
-    def refund_resolve(self, refund_id: int | str, **body: Any) -> dict:
+    def refund_resolve(self, refund_id: int | str, **body: Any) -> JSON:
         """Play the seller resolving a PAUSED refund: ``fit=True`` (cut to what the buyer
         paid) or ``refund_lines=[…]`` (as ``seller_refund``). Back to CREATED, no errors."""
         return self.control("POST", f"/refunds/{refund_id}/resolve", body)
 
-    def returns(self, **params: Any) -> list[dict]:
+    def returns(self, **params: Any) -> list[JSON]:
         """Latest first (``seller``, ``status``, ``limit``)."""
-        return self.control("GET", "/returns", **params)["returns"]
+        return _field(self.control("GET", "/returns", **params), "returns", list)
 
-    def refunds(self, **params: Any) -> list[dict]:
-        return self.control("GET", "/refunds", **params)["refunds"]
+    def refunds(self, **params: Any) -> list[JSON]:
+        return _field(self.control("GET", "/refunds", **params), "refunds", list)

@@ -20,9 +20,9 @@ from typing import Any
 
 import requests
 
-from tests.sandbox_process import free_port
+from tests.support.sandbox_process import free_port
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
 _CONNECT = """

@@ -1,7 +1,7 @@
 """Fixtures shared by the app's tests (registered in tests/conftest.py): the personas, the
 sandbox wired to the app, eager Celery tasks and a real Celery worker.
 
-Personas (built by tests/factories.py; each password is ``password_of(username)``):
+Personas (built by tests/support/factories.py; each password is ``password_of(username)``):
 ``staff_user`` (staff), ``seller`` (alice, "Alice's Shop"), ``other_seller`` (bob, "Bob's
 Shop"), ``plain_user`` (carol: signed in, no seller profile); ``staff_client`` and
 ``seller_client`` are Django test clients signed in as them.
@@ -27,8 +27,8 @@ from marketplace.platform import oauth
 from marketplace.platform.oauth import TokenSet
 from sellers import services as seller_services
 from sellers.models import PlatformConnection, Seller
-from tests.factories import SellerFactory, StaffUserFactory, UserFactory
-from tests.sandbox_process import SandboxProcess
+from tests.support.factories import SellerFactory, StaffUserFactory, UserFactory
+from tests.support.sandbox_process import SandboxProcess
 
 CLIENT_ID = "test-marketplace"
 CLIENT_SECRET = "test-marketplace-secret-0f3c"

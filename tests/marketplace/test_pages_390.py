@@ -34,9 +34,9 @@ from marketplace.catalog.models import (
 from marketplace.orders.models import OrderSync
 from sellers import vault
 from sellers.models import Seller
-from tests.factories import password_of
 from tests.marketplace.dashboard.builders import PASSWORD, World, build_world
 from tests.marketplace.dashboard.test_browser import sign_in
+from tests.support.factories import password_of
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

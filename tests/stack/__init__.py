@@ -1,0 +1,1 @@
+"""The running stack as ``make run`` starts it: its supervisor, processes and broker."""
