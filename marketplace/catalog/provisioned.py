@@ -64,7 +64,8 @@ class Kind:
 
     def source_of(self, record: Any) -> CatalogSource:
         """The record's linked database (select_related when read in bulk)."""
-        return getattr(record, self.source_field) if self.source_field else record
+        source: CatalogSource = getattr(record, self.source_field) if self.source_field else record
+        return source
 
 
 def flag(value: Any) -> bool:
@@ -243,7 +244,8 @@ def credentials_put(
 def platform_view(kind: Kind, *, source: CatalogSource, object_id: str) -> dict[str, Any]:
     """The object as the platform holds it now (its status and last run among it)."""
     with platform_api(seller_id=source.seller_id) as api:
-        return kind.group(api).get(db_id=source.db_id, **kind.ids(object_id))
+        view: dict[str, Any] = kind.group(api).get(db_id=source.db_id, **kind.ids(object_id))
+    return view
 
 
 def _delete(kind: Kind, *, source: CatalogSource, object_id: str, hold_wait: float) -> None:

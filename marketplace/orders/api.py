@@ -206,7 +206,7 @@ def orders_router(*, order_returns: OrderReturnsReader) -> Router:
         "body; 400 with per-field errors (nothing stored).",
         openapi_extra=body_example(ORDER_EXAMPLE),
     )
-    def create_order(request: HttpRequest, payload: OrderIn) -> Status:
+    def create_order(request: HttpRequest, payload: OrderIn) -> Status[dict[str, Any]]:
         order, created = order_create(data=payload, actor=intake_actor(request))
         return Status(201 if created else 200, order_response(order.mp_order_number))
 

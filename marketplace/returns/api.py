@@ -105,7 +105,9 @@ router = Router()
     "a ``request_date`` before 2000 or after tomorrow).",
     openapi_extra=body_example(RETURN_EXAMPLE),
 )
-def create_return(request: HttpRequest, mp_order_number: OrderNumber, payload: ReturnIn) -> Status:
+def create_return(
+    request: HttpRequest, mp_order_number: OrderNumber, payload: ReturnIn
+) -> Status[dict[str, Any]]:
     return_request, created = return_create(
         mp_order_number=mp_order_number, data=payload, actor=intake_actor(request)
     )

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from django.db import models
 from django.db.models import Q
+from django.db.models.expressions import Combinable
 
 from marketplace.returns.amounts import MONEY_DECIMAL_PLACES, MONEY_MAX_DIGITS, in_unit
 
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 # each currency's minor unit fits without rounding (``amounts.py``).
 
 
-def _line_amount() -> models.DecimalField:
+def _line_amount() -> models.DecimalField[Decimal | Combinable | None, Decimal | None]:
     """A seller refund line's amount: None when the platform's value could not be read
     (the refund's ``read_problems`` say why), never 0.00 in its place."""
     return models.DecimalField(

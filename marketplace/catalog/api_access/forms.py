@@ -17,4 +17,5 @@ class CodeForm(forms.Form):
     )
 
     def clean_code(self) -> str:
-        return self.cleaned_data["code"].strip()
+        code: str = self.cleaned_data["code"]
+        return code.strip()

@@ -39,7 +39,8 @@ def _pending(request: HttpRequest) -> dict[str, Any] | None:
     ):
         request.session.pop(PENDING_KEY, None)
         return None
-    return pending
+    kept: dict[str, Any] = pending
+    return kept
 
 
 @require_GET

@@ -119,7 +119,8 @@ def stage_duplicates_mark(cursor: Any) -> int:
             WHERE {STAGE}.sku = firsts.sku AND {STAGE}.reason IS NULL
               AND {STAGE}.line > firsts.line"""
     )
-    return max(cursor.rowcount, 0)
+    changed: int = cursor.rowcount
+    return max(changed, 0)
 
 
 def stage_rejections(cursor: Any) -> list[dict[str, Any]]:
@@ -262,7 +263,8 @@ def stage_deactivate_missing(cursor: Any, *, seller_id: int, now: datetime) -> i
               AND NOT EXISTS (SELECT 1 FROM {STAGE} AS s WHERE s.sku = {table}.sku)""",
         [connection.ops.adapt_datetimefield_value(now)] * 2 + [seller_id],
     )
-    return max(cursor.rowcount, 0)
+    changed: int = cursor.rowcount
+    return max(changed, 0)
 
 
 def stage_drop(cursor: Any) -> None:
