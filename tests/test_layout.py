@@ -31,6 +31,9 @@ APP_RANK = {
     "marketplace.portal": 4,
     "marketplace.dashboard": 4,
     "marketplace.metrics": 4,
+    # Seller scorecards: read orders, returns and the catalog's feed runs; the staff
+    # sellers list and /metrics read its stored figures.
+    "marketplace.performance": 3.5,
     # Returns are of orders: they read an order's lines and shipments, and add their
     # routes to the intake API; orders knows nothing of them.
     "marketplace.returns": 3,
