@@ -45,9 +45,9 @@ class Measure:
 
 
 def value_text(measure: Measure, value: float | None) -> str:
-    """The value as people read it: "4.2 %", "1.5 days", "3"; "–" when there is none."""
+    """The value as people read it: "4.2 %", "1.5 days", "3"; "-" when there is none."""
     if value is None:
-        return "–"
+        return "-"
     if measure.unit == "percent":
         return f"{value * 100:.1f} %"
     if measure.unit == "days":

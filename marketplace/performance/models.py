@@ -16,7 +16,10 @@ from decimal import Decimal
 
 from django.db import models
 
-MONEY = {"max_digits": 16, "decimal_places": 3, "default": Decimal("0")}
+
+def _money() -> models.DecimalField:
+    """A sum of amounts (any currency's minor unit fits in 3 places)."""
+    return models.DecimalField(max_digits=16, decimal_places=3, default=Decimal("0"))
 
 
 class Scorecard(models.Model):
@@ -41,17 +44,17 @@ class Scorecard(models.Model):
     ship_days_median = models.FloatField(null=True, blank=True)
     ship_days_p90 = models.FloatField(null=True, blank=True)
     # After sale, of the window's orders.
-    order_amount = models.DecimalField(**MONEY)
+    order_amount = _money()
     refunded_orders = models.PositiveIntegerField(default=0)
     refund_rate = models.FloatField(null=True, blank=True)
-    refund_amount = models.DecimalField(**MONEY)
+    refund_amount = _money()
     refund_amount_rate = models.FloatField(null=True, blank=True)
     refunds = models.PositiveIntegerField(default=0)
     refunds_paused = models.PositiveIntegerField(default=0)
     paused_refund_rate = models.FloatField(null=True, blank=True)
     returned_orders = models.PositiveIntegerField(default=0)
     return_rate = models.FloatField(null=True, blank=True)
-    return_amount = models.DecimalField(**MONEY)
+    return_amount = _money()
     return_amount_rate = models.FloatField(null=True, blank=True)
     # Returns requested in the window still waiting for the seller's authorization.
     returns_waiting = models.PositiveIntegerField(default=0)

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest
 from django.utils import timezone
 
 from marketplace.performance import selectors
-from django.conf import settings
-
 from marketplace.performance.charts import trend_svg
 from marketplace.performance.measures import BY_KEY, MEASURES, WINDOWS, value_text
 

@@ -66,7 +66,7 @@ def scorecards_refresh(*, now: datetime | None = None, crossings: bool = True) -
     with transaction.atomic():
         run(
             "clear_day",
-            f"DELETE FROM {Scorecard._meta.db_table} WHERE day = %s",
+            f"DELETE FROM {Scorecard._meta.db_table} WHERE day = %s",  # noqa: S608
             [connection.ops.adapt_datefield_value(moment.day)],
         )
         rows = run("day_rows", *statements.day_rows_insert(connection, moment))
@@ -75,7 +75,7 @@ def scorecards_refresh(*, now: datetime | None = None, crossings: bool = True) -
         keep_from = moment.day - timedelta(days=int(settings.PERFORMANCE_KEEP_DAYS))
         run(
             "prune",
-            f"DELETE FROM {Scorecard._meta.db_table} WHERE day < %s",
+            f"DELETE FROM {Scorecard._meta.db_table} WHERE day < %s",  # noqa: S608
             [connection.ops.adapt_datefield_value(keep_from)],
         )
         outcome = RefreshOutcome(day=moment.day.isoformat(), rows=rows, seconds_by_step=steps)

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Count, Exists, Max, OuterRef, QuerySet, Subquery
+from django.db.models import Count, Exists, F, Max, OuterRef, QuerySet, Subquery
 
 from marketplace.orders.models import Order
 from marketplace.performance import statements
@@ -140,7 +140,7 @@ def orders_behind(
     if kind in _FACT_CONDITIONS:
         facts, params = statements.order_facts_sql(connection, moment, seller_id=seller_id)
         with connection.cursor() as cursor:
-            cursor.execute(f"SELECT f.id FROM ({facts}) f WHERE {_FACT_CONDITIONS[kind]}", params)
+            cursor.execute(f"SELECT f.id FROM ({facts}) f WHERE {_FACT_CONDITIONS[kind]}", params)  # noqa: S608
             ids = [row[0] for row in cursor.fetchall()]
         orders = in_window.filter(pk__in=ids)
     elif kind == "refunded":
@@ -171,18 +171,35 @@ def returns_overdue(*, seller_id: int, window_days: int, as_of: datetime) -> Que
 
 # --- the staff sellers list and /metrics ---------------------------------------------
 
-# Sort keys of the sellers list (dashboard): measure key -> the annotation it sorts on.
-SORTABLE = {measure.key: f"perf_{measure.key}" for measure in MEASURES}
+# The measures the staff sellers list shows as columns (every measure sorts and filters).
+LIST_COLUMNS = ("late_shipment", "valid_tracking", "seller_cancel", "refund_rate")
 
 
-def sellers_with_figures(sellers: QuerySet[Any]) -> QuerySet[Any]:
-    """``sellers`` annotated with each measure of their latest flag-window row
-    (``perf_<key>``) and their open crossings (``perf_flags``)."""
+def seller_sorts() -> dict[str, tuple[Any, ...]]:
+    """Sort keys of the sellers list: ``<measure>`` worst last, ``-<measure>`` worst first
+    (for a "below" measure such as valid tracking, worst is lowest); no figure sorts last."""
+    sorts: dict[str, tuple[Any, ...]] = {}
+    for measure in MEASURES:
+        name = f"perf_{measure.key}"
+        up = (F(name).asc(nulls_last=True), "display_name", "id")
+        down = (F(name).desc(nulls_last=True), "display_name", "id")
+        worst_first = down if measure.bad == "above" else up
+        best_first = up if measure.bad == "above" else down
+        sorts[f"-{measure.key}"] = worst_first
+        sorts[measure.key] = best_first
+    return sorts
+
+
+def sellers_with_figures(sellers: QuerySet[Any], *, sort: str = "") -> QuerySet[Any]:
+    """``sellers`` annotated with their latest flag-window figures of the list's columns
+    and of the sort's measure (``perf_<key>``), and their open crossings (``perf_flags``).
+    Every seller gets a row per run, so their latest row is the latest run's; no extra
+    query: correlated subqueries over the (seller, window, day) index."""
     window = int(settings.PERFORMANCE_FLAG_WINDOW_DAYS)
-    day = latest_day()
-    row = Scorecard.objects.filter(seller=OuterRef("pk"), window_days=window, day=day)
+    row = Scorecard.objects.filter(seller=OuterRef("pk"), window_days=window).order_by("-day")
+    keys = {*LIST_COLUMNS, sort.lstrip("-")} & BY_KEY.keys()
     annotations: dict[str, Any] = {
-        f"perf_{m.key}": Subquery(row.values(m.field)[:1]) for m in MEASURES
+        f"perf_{key}": Subquery(row.values(BY_KEY[key].field)[:1]) for key in keys
     }
     annotations["perf_flags"] = Subquery(
         Crossing.objects.filter(seller=OuterRef("pk"), cleared_at__isnull=True)
@@ -191,6 +208,9 @@ def sellers_with_figures(sellers: QuerySet[Any]) -> QuerySet[Any]:
         .values("n")[:1]
     )
     return sellers.annotate(**annotations)
+
+
+FLAG_CHOICES = [("any", "Over any limit"), *((m.key, m.label) for m in MEASURES)]
 
 
 def sellers_flagged_on(sellers: QuerySet[Any], measure_key: str) -> QuerySet[Any]:
