@@ -28,7 +28,6 @@ from django.utils.dateparse import parse_datetime
 
 from marketplace.dashboard.models import StaffAction
 from marketplace.db import count_subquery
-from marketplace.performance import selectors as performance
 from marketplace.orders.models import (
     Order,
     OrderSync,
@@ -40,6 +39,7 @@ from marketplace.orders.selectors import (
     order_detail_queryset,
     order_list,
 )
+from marketplace.performance import selectors as performance
 from marketplace.platform.models import PlatformCall
 from sellers.models import ConnectionEvent, PlatformConnection, Seller
 

@@ -28,7 +28,17 @@ pytestmark = pytest.mark.django_db
 TOKEN = "t" * 40
 Status = OrderSync.Status
 # The only labels any series has: fixed lists, never a seller or an order.
-ALLOWED_LABELS = {"status", "kind", "state", "within_days", "le", "group", "reason", "of"}
+ALLOWED_LABELS = {
+    "status",
+    "kind",
+    "state",
+    "within_days",
+    "le",
+    "group",
+    "reason",
+    "of",
+    "measure",
+}
 
 
 def scrape(client: Client) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
