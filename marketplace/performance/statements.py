@@ -400,7 +400,10 @@ def baseline_select(connection: BaseDatabaseWrapper, moment: Moment) -> tuple[st
     parts, params = [], []
     for index, (select, columns, _rates) in enumerate(FAMILIES.values()):
         inner, inner_params = select(connection, moment)
-        sums = ", ".join(f"SUM(a{index}.{c}) AS s{index}_{c}" for c in columns)
+        sums = ", ".join(
+            f"{'MIN' if c == 'oldest_waiting_request' else 'SUM'}(a{index}.{c}) AS s{index}_{c}"
+            for c in columns
+        )
         parts.append(f"SELECT COUNT(*) AS n{index}, {sums} FROM ({inner}) a{index}")
         params += inner_params
     # One statement: the families' one-row sums side by side.

@@ -182,3 +182,17 @@ def test_too_small_a_sample_is_not_judged(settings: Any) -> None:
     measures = set(Crossing.objects.values_list("measure", flat=True))
     # Only the count measure (no sample) is judged: Alice's return waits too long.
     assert measures == {"returns_overdue"}
+
+
+def test_the_benchmarks_bare_select_runs_the_same_aggregates() -> None:
+    # The yardstick of bench P10: one statement, one row, the families' totals.
+    known_data()
+    sql, params = statements.baseline_select(connection, moment_at(NOW))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+        names = [column[0] for column in cursor.description]
+    assert len(rows) == 1
+    shipping = dict(zip(names, rows[0], strict=True))
+    # Orders placed in the 90-day window, over the three windows: Alice 4+6+7, Bob 1+1+1.
+    assert shipping["s0_orders"] == 20
