@@ -35,6 +35,14 @@ class Measure:
     sample: str = ""
 
     @property
+    def text(self) -> str:
+        """The definition with the settings it names filled in."""
+        return self.definition.format(
+            handling_days=settings.PERFORMANCE_HANDLING_DAYS,
+            authorization_days=settings.RETURN_AUTHORIZATION_DAYS,
+        )
+
+    @property
     def threshold(self) -> float:
         return float(settings.PERFORMANCE_THRESHOLDS[self.key])
 
@@ -64,7 +72,8 @@ MEASURES: tuple[Measure, ...] = (
         "above",
         "Of the orders placed in the window whose shipping was due or done, the share whose "
         "first package's shipped date is after the ship-by day (the order's latest ship "
-        "date; an order without one gets the purchase date plus the default handling time), "
+        "date; an order without one gets the purchase date plus the default handling time of "
+        "{handling_days} days), "
         "or that are still unshipped, not cancelled, after their ship-by day. Days are UTC "
         "calendar days.",
         "Ship before the ship-by date shown on each order, and confirm the shipment on the "
@@ -223,7 +232,7 @@ MEASURES: tuple[Measure, ...] = (
         "count",
         "above",
         "Returns requested in the window still waiting for your authorization more than "
-        "RETURN_AUTHORIZATION_DAYS days after the buyer asked (the page also shows how many "
+        "{authorization_days} days after the buyer asked (the page also shows how many "
         "wait, and since when the oldest).",
         "Answer each return request on your Returns page: authorize it, or say why not.",
         orders="returns_overdue",

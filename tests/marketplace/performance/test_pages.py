@@ -4,10 +4,14 @@ their own figures."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 
+from marketplace import glossary
+from marketplace.performance.measures import MEASURES
 from marketplace.performance.refresh import scorecards_refresh
 from tests.app_fixtures import signed_in
 from tests.factories import StaffUserFactory
@@ -96,3 +100,20 @@ def test_a_seller_never_sees_another_sellers_figures_or_orders(world: Sellers) -
 def test_anonymous_visitors_are_sent_to_sign_in(world: Sellers, client: Any) -> None:
     assert client.get("/sellers/performance/").status_code == 302
     assert client.get(f"/dashboard/performance/sellers/{world.alice.id}/").status_code == 302
+
+
+def test_the_sellers_page_speaks_plainly(world: Sellers) -> None:
+    page = signed_in(world.alice.user).get("/sellers/performance/").content.decode().lower()
+    for word in glossary.ENGINEER_WORDS:
+        assert word not in page, word
+    assert "return_authorization_days" not in page
+    assert "more than 14 days after the buyer asked" in page
+    assert "handling time of 2 days" in page
+
+
+def test_every_measure_is_defined_in_the_readme() -> None:
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    section = readme.split("## Seller performance", 1)[1].split("\n## ", 1)[0]
+    for measure in MEASURES:
+        assert measure.label.split(",")[0] in section, measure.label
+        assert str(measure.key) in str(settings.PERFORMANCE_THRESHOLDS)
