@@ -130,7 +130,7 @@ def orders_generate(
     start = (Order.objects.aggregate(m=Max("id"))["m"] or 0) + 1
     offset = HISTORY_OFFSET_SECONDS if history else 0
     span = HISTORY_SPAN_SECONDS if history else WINDOW_SECONDS
-    purchase = _ago(vendor, f"{offset} + (g.i * 7919) % {span}")
+    purchase = _ago(vendor, f"{offset} + (g.i * 37) % {span}")
     with transaction.atomic():
         _insert_select(
             Order,

@@ -56,10 +56,11 @@ def value_text(measure: Measure, value: float | None) -> str:
     """The value as people read it: "4.2 %", "1.5 days", "3"; "-" when there is none."""
     if value is None:
         return "-"
+    # A no-break space: the number and its unit never part at the end of a line.
     if measure.unit == "percent":
-        return f"{value * 100:.1f} %"
+        return f"{value * 100:.1f}\u00a0%"
     if measure.unit == "days":
-        return f"{value:.1f} days"
+        return f"{value:.1f}\u00a0days"
     return f"{value:.0f}"
 
 

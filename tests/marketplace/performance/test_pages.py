@@ -34,7 +34,7 @@ def test_staff_see_a_sellers_measures_chart_and_the_link_to_the_late_orders(worl
     assert response.status_code == 200
     page = response.content.decode()
     assert 'id="measure-late_shipment" class="over"' in page
-    assert "50.0 %" in page
+    assert "50.0\u00a0%" in page
     assert "2 of 4" in page  # late of due
     assert 'data-flag="late_shipment"' in page
     assert f'href="/dashboard/performance/sellers/{world.alice.id}/orders/late/?window=30"' in page
@@ -77,7 +77,7 @@ def test_a_seller_sees_their_own_figures_and_what_to_do(world: Sellers) -> None:
     response = alice.get("/sellers/performance/?window=30")
     assert response.status_code == 200
     page = response.content.decode()
-    assert "50.0 %" in page
+    assert "50.0\u00a0%" in page
     assert "What you can do:" in page
     assert 'href="/sellers/performance/orders/late/?window=30"' in page
     late = alice.get("/sellers/performance/orders/late/?window=30").content.decode()
@@ -87,8 +87,8 @@ def test_a_seller_sees_their_own_figures_and_what_to_do(world: Sellers) -> None:
 def test_a_seller_never_sees_another_sellers_figures_or_orders(world: Sellers) -> None:
     bob = signed_in(world.bob.user)
     page = bob.get("/sellers/performance/?window=30").content.decode()
-    assert "50.0 %" not in page  # Alice's late rate
-    assert "0.0 %" in page  # Bob's own
+    assert "50.0\u00a0%" not in page  # Alice's late rate
+    assert "0.0\u00a0%" in page  # Bob's own
     late = bob.get("/sellers/performance/orders/late/?window=90").content.decode()
     assert "A-2" not in late
     assert "A-4" not in late

@@ -149,8 +149,8 @@ def test_a_seller_over_a_threshold_is_recorded_once_and_emailed_once(settings: A
     assert late.get().emailed_at is not None
     alice_mail = [m for m in mail.outbox if m.to == ["alice@example.com"]]
     assert len(alice_mail) == 1
-    assert "Late shipment rate: 50.0 %" in alice_mail[0].body
-    assert "limit: 4.0 %" in alice_mail[0].body
+    assert "Late shipment rate: 50.0\u00a0%" in alice_mail[0].body
+    assert "limit: 4.0\u00a0%" in alice_mail[0].body
     assert "/sellers/performance/" in alice_mail[0].body
     # Bob, on time, is not flagged for it
     assert not Crossing.objects.filter(seller=sellers.bob, measure="late_shipment").exists()
