@@ -6,7 +6,7 @@ from typing import Any
 
 from django import template
 
-from marketplace.performance.measures import BY_KEY, value_text
+from marketplace.performance.measures import BY_KEY, MEASURES, value_text
 from marketplace.performance.selectors import LIST_COLUMNS
 
 register = template.Library()
@@ -34,3 +34,9 @@ def figure_of(seller: Any, key: str) -> float | None:
 @register.simple_tag
 def perf_list_columns() -> tuple[str, ...]:
     return LIST_COLUMNS
+
+
+@register.simple_tag
+def perf_sort_choices() -> list[tuple[str, str]]:
+    """The sellers list's "Sort by measure" options: each measure, worst first."""
+    return [(f"-{m.key}", f"{m.label}, worst first") for m in MEASURES]
