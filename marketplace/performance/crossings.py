@@ -35,7 +35,7 @@ logger = logging.getLogger(__name__)
 class CrossingsRecorded:
     opened: int = 0
     cleared: int = 0
-    by_measure: dict[str, int] = field(default_factory=dict)
+    by_measure: dict[str, int] = field(default_factory=dict)  # opened, by measure
 
 
 def over_threshold(measure: Measure, rows: QuerySet[Scorecard]) -> QuerySet[Scorecard]:
@@ -73,7 +73,7 @@ def crossings_record(*, day: date, now: datetime) -> CrossingsRecorded:
             for seller_id, value in new
         )
         recorded.opened += len(created)
-        recorded.by_measure[measure.key] = over.count()
+        recorded.by_measure[measure.key] = len(created)
     return recorded
 
 

@@ -138,9 +138,9 @@ def orders_behind(
         seller_id=seller_id, purchase_date__gte=since, purchase_date__lt=as_of
     )
     if kind in _FACT_CONDITIONS:
-        facts, params = statements.order_facts_sql(connection, moment, seller_id=seller_id)
+        ctes, params = statements.order_facts_ctes(connection, moment, seller_id=seller_id)
         with connection.cursor() as cursor:
-            cursor.execute(f"SELECT f.id FROM ({facts}) f WHERE {_FACT_CONDITIONS[kind]}", params)  # noqa: S608
+            cursor.execute(f"WITH {ctes} SELECT f.id FROM f WHERE {_FACT_CONDITIONS[kind]}", params)  # noqa: S608
             ids = [row[0] for row in cursor.fetchall()]
         orders = in_window.filter(pk__in=ids)
     elif kind == "refunded":

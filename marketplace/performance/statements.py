@@ -109,12 +109,16 @@ def windows_sql(
     return "(" + " UNION ALL ".join(parts) + ")", params
 
 
-def order_facts_sql(
+def order_facts_ctes(
     connection: BaseDatabaseWrapper, moment: Moment, *, seller_id: int | None = None
 ) -> tuple[str, list]:
-    """One row per order placed in the longest window: the facts every shipping measure
-    counts. ``seller_id`` narrows it to one seller (the lists of orders behind a figure,
-    which must agree with the figure)."""
+    """Common table expressions ending in ``f``: one row per order placed in the longest
+    window, with the facts every shipping measure counts. ``seller_id`` narrows it to one
+    seller (the lists of orders behind a figure, which must agree with the figure).
+
+    ``o1`` is MATERIALIZED: each order's correlated look-ups (its first shipment, its
+    tracking problems, its cancellations) run once, however many times the measures name
+    their result (inlined, Postgres repeated the first-shipment look-up per mention)."""
     d = Dialect(connection.vendor)
     ops = connection.ops
     q = connection.ops.quote_name
@@ -126,13 +130,16 @@ def order_facts_sql(
         f"ON l.id = s.line_id WHERE l.order_id = o.id)"
     )
     codes = ", ".join(f"'{code}'" for code in TRACKING_CODES)
+    # "(SELECT 1 ... LIMIT 1) IS NOT NULL", not EXISTS: Postgres may turn an EXISTS into
+    # one hashed scan of the whole table (every problem, every order line of all
+    # history); a scalar subquery stays an index probe per order of the window.
     bad_tracking = (
-        f"CASE WHEN EXISTS (SELECT 1 FROM {_t(ValidationProblem)} p WHERE p.order_id = o.id "
-        f"AND p.code IN ({codes})) THEN 1 ELSE 0 END"
+        f"CASE WHEN (SELECT 1 FROM {_t(ValidationProblem)} p WHERE p.order_id = o.id "
+        f"AND p.code IN ({codes}) LIMIT 1) IS NOT NULL THEN 1 ELSE 0 END"
     )
     cancelled = (
-        f"CASE WHEN EXISTS (SELECT 1 FROM {_t(LineCancellation)} c JOIN {_t(OrderLine)} l "
-        f"ON l.id = c.line_id WHERE l.order_id = o.id) THEN 1 ELSE 0 END"
+        f"CASE WHEN (SELECT 1 FROM {_t(LineCancellation)} c JOIN {_t(OrderLine)} l "
+        f"ON l.id = c.line_id WHERE l.order_id = o.id LIMIT 1) IS NOT NULL THEN 1 ELSE 0 END"
     )
     seller_filter = "AND o.seller_id = %s" if seller_id is not None else ""
     inner = (
@@ -150,15 +157,16 @@ def order_facts_sql(
         params.append(seller_id)
     # Overdue: not shipped, still to ship, and its ship-by day is over.
     awaiting = MarketplaceState.AWAITING_SHIPMENT.value
-    sql = (
-        f"SELECT f.*, "
-        f"CASE WHEN f.first_shipped IS NULL AND f.state = '{awaiting}' "
-        f"AND f.ship_by_day < %s THEN 1 ELSE 0 END AS overdue, "
-        f"CASE WHEN f.first_shipped IS NOT NULL THEN "
-        f"{d.days_between('f.first_shipped', 'f.placed_day')} END AS ship_days "
-        f"FROM ({inner}) f"
+    ctes = (
+        f"o1 AS MATERIALIZED ({inner}), "
+        f"f AS (SELECT o1.*, "
+        f"CASE WHEN o1.first_shipped IS NULL AND o1.state = '{awaiting}' "
+        f"AND o1.ship_by_day < %s THEN 1 ELSE 0 END AS overdue, "
+        f"CASE WHEN o1.first_shipped IS NOT NULL THEN "
+        f"{d.days_between('o1.first_shipped', 'o1.placed_day')} END AS ship_days "
+        f"FROM o1)"
     )
-    return sql, [ops.adapt_datefield_value(moment.day), *params]
+    return ctes, [*params, ops.adapt_datefield_value(moment.day)]
 
 
 LATE = "(f.overdue = 1 OR f.first_shipped > f.ship_by_day)"
@@ -167,7 +175,7 @@ LATE = "(f.overdue = 1 OR f.first_shipped > f.ship_by_day)"
 def shipping_select(connection: BaseDatabaseWrapper, moment: Moment) -> tuple[str, list]:
     """Per seller and window: orders, shipping due/late, tracking, cancellations, and the
     median and 90th percentile of days to the first shipment."""
-    facts, facts_params = order_facts_sql(connection, moment)
+    ctes, facts_params = order_facts_ctes(connection, moment)
     windows, window_params = windows_sql(connection, moment, dates=False)
     shipped = "f.first_shipped IS NOT NULL"
     counts = (
@@ -180,10 +188,10 @@ def shipping_select(connection: BaseDatabaseWrapper, moment: Moment) -> tuple[st
     )
     if connection.vendor == "postgresql":
         sql = (
-            f"SELECT f.seller_id, w.days, {counts}, "
+            f"WITH {ctes} SELECT f.seller_id, w.days, {counts}, "
             "percentile_cont(0.5) WITHIN GROUP (ORDER BY f.ship_days) AS ship_days_median, "
             "percentile_cont(0.9) WITHIN GROUP (ORDER BY f.ship_days) AS ship_days_p90 "
-            f"FROM ({facts}) f JOIN {windows} w ON f.purchase_date >= w.since "
+            f"FROM f JOIN {windows} w ON f.purchase_date >= w.since "
             "GROUP BY f.seller_id, w.days"
         )
         return sql, [*facts_params, *window_params]
@@ -195,24 +203,24 @@ def shipping_select(connection: BaseDatabaseWrapper, moment: Moment) -> tuple[st
         "COUNT(f.ship_days) OVER part AS n, "
         "ROW_NUMBER() OVER (PARTITION BY f.seller_id, w.days ORDER BY f.ship_days) - 1 "
         "- (COUNT(*) OVER part - COUNT(f.ship_days) OVER part) AS rank0 "
-        f"FROM ({facts}) f JOIN {windows} w ON f.purchase_date >= w.since "
+        f"FROM f JOIN {windows} w ON f.purchase_date >= w.since "
         "WINDOW part AS (PARTITION BY f.seller_id, w.days)"
     )
 
     def percentile(p: float) -> str:
-        pos = f"((f.n - 1) * {p})"
+        pos = f"((r.n - 1) * {p})"
         low = f"CAST({pos} AS INTEGER)"
         frac = f"({pos} - {low})"
         return (
-            "CASE WHEN MAX(f.n) > 0 THEN SUM(CASE WHEN f.ship_days IS NULL THEN 0 "
-            f"WHEN f.rank0 = {low} THEN f.ship_days * (1 - {frac}) "
-            f"WHEN f.rank0 = {low} + 1 THEN f.ship_days * {frac} ELSE 0 END) END"
+            "CASE WHEN MAX(r.n) > 0 THEN SUM(CASE WHEN r.ship_days IS NULL THEN 0 "
+            f"WHEN r.rank0 = {low} THEN r.ship_days * (1 - {frac}) "
+            f"WHEN r.rank0 = {low} + 1 THEN r.ship_days * {frac} ELSE 0 END) END"
         )
 
     sql = (
-        f"SELECT f.seller_id, f.days, {counts}, "
+        f"WITH {ctes} SELECT r.seller_id, r.days, {counts.replace('f.', 'r.')}, "
         f"{percentile(0.5)} AS ship_days_median, {percentile(0.9)} AS ship_days_p90 "
-        f"FROM ({ranked}) f GROUP BY f.seller_id, f.days"
+        f"FROM ({ranked}) r GROUP BY r.seller_id, r.days"
     )
     return sql, [*facts_params, *window_params]
 
@@ -251,9 +259,11 @@ def after_sale_select(connection: BaseDatabaseWrapper, moment: Moment) -> tuple[
         "SUM(f.refund_amount) AS refund_amount, "
         "SUM(CASE WHEN f.returns > 0 THEN 1 ELSE 0 END) AS returned_orders, "
         "SUM(f.return_amount) AS return_amount "
-        f"FROM ({facts}) f JOIN {windows} w ON f.purchase_date >= w.since "
+        f"FROM f JOIN {windows} w ON f.purchase_date >= w.since "
         "GROUP BY f.seller_id, w.days"
     )
+    # MATERIALIZED: each order's look-ups run once (refunds and returns are each named twice).
+    sql = f"WITH f AS MATERIALIZED ({facts}) {sql}"
     params = [
         ops.adapt_datetimefield_value(moment.since(max(WINDOWS))),
         ops.adapt_datetimefield_value(moment.now),
