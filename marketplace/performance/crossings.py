@@ -5,8 +5,8 @@ A crossing opens on the run that first sees the seller over the threshold (on th
 ``PERFORMANCE_FLAG_WINDOW_DAYS`` window, with at least ``PERFORMANCE_MIN_SAMPLE`` in the
 measure's denominator) and closes on the run that sees them back under. While it stays
 open nothing new is written and no other e-mail goes out: a seller over a threshold for
-a month hears of it once, not thirty times. Per measure, two set-based statements (open
-the new ones, close the cleared ones): no loop over sellers.
+a month hears of it once, not thirty times. A few statements per run whatever the
+number of sellers (``crossings_record``): no query per seller.
 """
 
 from __future__ import annotations
@@ -38,42 +38,53 @@ class CrossingsRecorded:
     by_measure: dict[str, int] = field(default_factory=dict)  # opened, by measure
 
 
-def over_threshold(measure: Measure, rows: QuerySet[Scorecard]) -> QuerySet[Scorecard]:
-    """The rows of ``rows`` over ``measure``'s threshold, with enough of a sample."""
-    lookup = "gt" if measure.bad == "above" else "lt"
-    over = rows.filter(**{f"{measure.field}__{lookup}": measure.threshold})
-    if measure.sample:
-        over = over.filter(**{f"{measure.sample}__gte": int(settings.PERFORMANCE_MIN_SAMPLE)})
-    return over
+def _judged(measure: Measure, value: float | None, sample: int | None) -> bool:
+    """Whether one row's value is past the measure's limit, with enough of a sample."""
+    if measure.sample and (sample or 0) < int(settings.PERFORMANCE_MIN_SAMPLE):
+        return False
+    return measure.is_over(value)
 
 
 def crossings_record(*, day: date, now: datetime) -> CrossingsRecorded:
-    """Open a crossing for each seller newly over a threshold, close those back under."""
+    """Open a crossing for each seller newly over a threshold, close those back under.
+
+    Three statements whatever the number of sellers and measures: read the day's
+    flag-window rows (the columns the measures need), read the open crossings, then one
+    UPDATE closing those back under and one INSERT of the new ones."""
     window = int(settings.PERFORMANCE_FLAG_WINDOW_DAYS)
-    rows = Scorecard.objects.filter(day=day, window_days=window)
+    columns = sorted({m.field for m in MEASURES} | {m.sample for m in MEASURES if m.sample})
+    over: dict[tuple[int, str], float] = {}
+    for row in Scorecard.objects.filter(day=day, window_days=window).values("seller_id", *columns):
+        for measure in MEASURES:
+            value = row[measure.field]
+            if _judged(measure, value, row[measure.sample] if measure.sample else None):
+                over[(row["seller_id"], measure.key)] = float(value)
+    still_open = {
+        (seller_id, measure): pk
+        for pk, seller_id, measure in Crossing.objects.filter(cleared_at__isnull=True).values_list(
+            "pk", "seller_id", "measure"
+        )
+    }
     recorded = CrossingsRecorded()
-    for measure in MEASURES:
-        over = over_threshold(measure, rows)
-        still_open = Crossing.objects.filter(measure=measure.key, cleared_at__isnull=True)
-        recorded.cleared += still_open.exclude(seller_id__in=over.values("seller_id")).update(
-            cleared_at=now
+    cleared = [pk for key, pk in still_open.items() if key not in over]
+    if cleared:
+        recorded.cleared = Crossing.objects.filter(pk__in=cleared).update(cleared_at=now)
+    by_key = {measure.key: measure for measure in MEASURES}
+    created = Crossing.objects.bulk_create(
+        Crossing(
+            seller_id=seller_id,
+            measure=key,
+            window_days=window,
+            value=value,
+            threshold=by_key[key].threshold,
+            crossed_at=now,
         )
-        new = over.exclude(seller_id__in=still_open.values("seller_id")).values_list(
-            "seller_id", measure.field
-        )
-        created = Crossing.objects.bulk_create(
-            Crossing(
-                seller_id=seller_id,
-                measure=measure.key,
-                window_days=window,
-                value=value,
-                threshold=measure.threshold,
-                crossed_at=now,
-            )
-            for seller_id, value in new
-        )
-        recorded.opened += len(created)
-        recorded.by_measure[measure.key] = len(created)
+        for (seller_id, key), value in over.items()
+        if (seller_id, key) not in still_open
+    )
+    recorded.opened = len(created)
+    for crossing in created:
+        recorded.by_measure[crossing.measure] = recorded.by_measure.get(crossing.measure, 0) + 1
     return recorded
 
 
