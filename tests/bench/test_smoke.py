@@ -50,19 +50,8 @@ def test_bench_smoke_runs_every_benchmark_and_writes_results(tmp_path: Path) -> 
     assert completed.returncode == 0, completed.stdout[-4000:] + completed.stderr[-4000:]
     results = json.loads(output.read_text())
     assert results["run"]["failed"] == []
-    assert {
-        "machine",
-        "p1",
-        "p2",
-        "p3",
-        "p4",
-        "p5",
-        "p6",
-        "p7",
-        "p8",
-        "p9",
-        "p10",
-    } <= results.keys()
+    assert {"machine", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9"} <= results.keys()
+    assert "p10" in results
     # P10: a row per seller and window, every seller's late shipment rate computed
     assert results["p10"]["rows_written"] == 3 * results["p10"]["sellers"]
     assert results["p10"]["sellers_with_late_rate"] == results["p10"]["sellers"]
