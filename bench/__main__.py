@@ -1,6 +1,6 @@
 """``python -m bench`` (``make bench``): P1 push, P2 refresh, P3 pull, P4 pages, P5 pull
 against history, P6 catalog feed ingestion, P7 refunds against history, P8 listing-status
-freshness through EDRTS, P9 pull capacity on a simulated clock.
+freshness through EDRTS, P9 pull capacity on a simulated clock, P10 seller scorecards.
 
 Every size is a flag with an environment default (``BENCH_P1_ORDERS=500 make bench``);
 ``--smoke`` picks the small CI configuration, ``--only p1,p3`` a subset. Prints a table
@@ -47,6 +47,10 @@ SMOKE = {
     "p9_small": 200,
     "p9_large": 1000,
     "p9_minutes": 10,
+    "p10_sellers": 50,
+    "p10_orders": 2000,
+    "p10_history_factor": 2,
+    "p10_rounds": 1,
     "repeat": 3,
 }
 
@@ -58,7 +62,7 @@ def _env_int(name: str, default: int) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     add = parser.add_argument
-    add("--only", default=os.environ.get("BENCH_ONLY", "p1,p2,p3,p4,p5,p6,p7,p8,p9"))
+    add("--only", default=os.environ.get("BENCH_ONLY", "p1,p2,p3,p4,p5,p6,p7,p8,p9,p10"))
     add("--smoke", action="store_true", help="tiny sizes for CI (correctness, not figures)")
     add("--strict", action="store_true", help="exit 1 when a goal is missed")
     add("--output", type=Path, default=Path(os.environ.get("BENCH_OUTPUT", RESULTS_PATH)))
@@ -103,6 +107,15 @@ def _parser() -> argparse.ArgumentParser:
     add("--p9-small", type=int, default=_env_int("p9_small", 10_000))
     add("--p9-large", type=int, default=_env_int("p9_large", 100_000))
     add("--p9-minutes", type=int, default=_env_int("p9_minutes", 60), help="simulated")
+    add("--p10-sellers", type=int, default=_env_int("p10_sellers", 10_000))
+    add("--p10-orders", type=int, default=_env_int("p10_orders", 1_000_000), help="in the window")
+    add(
+        "--p10-history-factor",
+        type=int,
+        default=_env_int("p10_history_factor", 10),
+        help="P10 then adds this many times --p10-orders of history before the window",
+    )
+    add("--p10-rounds", type=int, default=_env_int("p10_rounds", 3))
     add("--repeat", type=int, default=_env_int("repeat", 7))
     return parser
 
@@ -273,6 +286,26 @@ def _rows(results: dict[str, Any]) -> list[tuple[str, ...]]:
                 met(p9["fan_out_ratio"] <= 1.2),
             )
         )
+    if p10 := results.get("p10"):
+        rows.append(
+            (
+                f"P10 scorecards, {p10['sellers']} sellers, {p10['orders']} orders in window",
+                f"job {p10['job_s']} s vs one bare SELECT {p10['bare_s']} s = "
+                f"{p10['ratio_to_bare']}",
+                "<= 1.5",
+                met(p10["ratio_to_bare"] is not None and p10["ratio_to_bare"] <= 1.5),
+            )
+        )
+        if p10["history_ratio"] is not None:
+            rows.append(
+                (
+                    f"P10 scorecards with {p10['history']} orders of history",
+                    f"job {p10['job_with_history_s']} s vs {p10['job_s']} s without = "
+                    f"{p10['history_ratio']}x",
+                    "<= 1.2x",
+                    met(p10["history_ratio"] <= 1.2),
+                )
+            )
     return rows
 
 
@@ -300,6 +333,7 @@ def main(argv: list[str] | None = None) -> int:
             push,
             refresh,
             refunds_history,
+            scorecards,
             status_sync,
         )
 
@@ -346,6 +380,13 @@ def main(argv: list[str] | None = None) -> int:
             ),
             "p9": lambda: capacity.run(
                 env, small=args.p9_small, large=args.p9_large, minutes=args.p9_minutes
+            ),
+            "p10": lambda: scorecards.run(
+                env,
+                sellers=args.p10_sellers,
+                orders=args.p10_orders,
+                history_factor=args.p10_history_factor,
+                rounds=args.p10_rounds,
             ),
         }
         for name in selected:

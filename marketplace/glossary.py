@@ -46,6 +46,11 @@ TERMS: Final[dict[str, str]] = {
     # What needs you.
     "todo": "What needs you",
     "todo_nothing": "Nothing needs you right now.",
+    # Seller performance (marketplace/performance).
+    "performance": "Performance",
+    "performance_over": "over the limit",
+    "performance_what": "What it counts",
+    "performance_todo": "What you can do:",
     # Time.
     "every_interval": "every {interval}",
 }

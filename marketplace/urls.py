@@ -16,6 +16,7 @@ urlpatterns = [
     # Before "sellers/": the seller's order and catalog pages live under its prefix.
     path("sellers/orders/", include((portal_urls.order_urlpatterns, "portal"))),
     path("sellers/catalog/", include((portal_urls.catalog_urlpatterns, "portal_catalog"))),
+    path("sellers/performance/", include("marketplace.performance.seller_urls")),
     # The portal's home keeps its name sellers:portal: one namespace is one include, so
     # it joins the sign-in and connection pages of the sellers app here.
     path(
@@ -24,6 +25,7 @@ urlpatterns = [
     ),
     path("dashboard/catalog/", include("marketplace.catalog.staff.urls")),
     path("dashboard/privacy/", include("marketplace.privacy.urls")),
+    path("dashboard/performance/", include("marketplace.performance.staff_urls")),
     path("dashboard/", include("marketplace.dashboard.urls")),
     # The platform delivers catalog feed files here (HTTP Basic, per-seller credentials).
     path("catalog/feeds/", include("marketplace.catalog.feeds.urls")),

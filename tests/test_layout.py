@@ -33,6 +33,9 @@ APP_RANK = {
     "marketplace.metrics": 4,
     # The intake API assembled (not an app): the order and return routes, named there.
     "marketplace.intake": 4,
+    # Seller scorecards: read orders, returns and the catalog's feed runs; the staff
+    # sellers list and /metrics read its stored figures.
+    "marketplace.performance": 3.5,
     # Returns are of orders: they read an order's lines and shipments; orders knows
     # nothing of them.
     "marketplace.returns": 3,

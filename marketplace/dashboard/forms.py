@@ -9,6 +9,7 @@ from django import forms
 from marketplace.dashboard.order_lists import DEFAULT_SORT, ORDER_SORTS, OrderFilters
 from marketplace.dashboard.selectors import SELLER_SORTS
 from marketplace.orders.models import Order, OrderSync
+from marketplace.performance import selectors as performance
 from sellers.models import PlatformConnection
 
 
@@ -20,6 +21,11 @@ class SellerFilterForm(forms.Form):
         label="Connection",
     )
     has_failures = forms.BooleanField(required=False, label="Has failed pushes")
+    flagged = forms.ChoiceField(
+        required=False,
+        choices=[("", "Any performance"), *performance.FLAG_CHOICES],
+        label="Performance",
+    )
     sort = forms.ChoiceField(
         required=False, choices=[(key, key) for key in SELLER_SORTS], widget=forms.HiddenInput
     )

@@ -34,6 +34,7 @@ from marketplace.orders.models import (
 from marketplace.orders.selectors import (
     order_detail_queryset,
 )
+from marketplace.performance import selectors as performance
 from marketplace.platform.models import PlatformCall
 from sellers.models import ConnectionEvent, PlatformConnection, Seller
 
@@ -166,11 +167,18 @@ SELLER_SORTS: dict[str, tuple[Any, ...]] = {
     "-failures": ("-failures", "display_name", "id"),
     "last_pull": (F("last_pull").asc(nulls_first=True), "display_name", "id"),
     "-last_pull": (F("last_pull").desc(nulls_last=True), "display_name", "id"),
+    # By each performance measure (marketplace/performance): "-late_shipment" worst first.
+    **performance.seller_sorts(),
 }
 
 
 def seller_list(
-    *, search: str = "", state: str = "", has_failures: bool = False, sort: str = "name"
+    *,
+    search: str = "",
+    state: str = "",
+    has_failures: bool = False,
+    sort: str = "name",
+    flagged: str = "",
 ) -> QuerySet[Seller]:
     """Sellers with their connection state, failed-push count, order count and last pull."""
     sellers = Seller.objects.select_related(
@@ -194,6 +202,10 @@ def seller_list(
         sellers = sellers.filter(conn_state=state)
     if has_failures:
         sellers = sellers.filter(failures__gt=0)
+    # Their performance figures, and only those over a measure's limit if asked.
+    sellers = performance.sellers_with_figures(sellers, sort=sort)
+    if flagged:
+        sellers = performance.sellers_flagged_on(sellers, flagged)
     return sellers.order_by(*SELLER_SORTS.get(sort, SELLER_SORTS["name"]))
 
 

@@ -104,6 +104,7 @@ def seller_list(request: HttpRequest) -> HttpResponse:
         state=params["state"] or "",
         has_failures=bool(params["has_failures"]),
         sort=sort,
+        flagged=params["flagged"] or "",
     )
     return render(
         request,

@@ -20,6 +20,7 @@ from prometheus_client.core import GaugeHistogramMetricFamily, GaugeMetricFamily
 from prometheus_client.utils import floatToGoString
 
 from marketplace.metrics import readings
+from marketplace.performance import selectors as performance
 
 # The names only the hooks report (readings.edrts_statuses_waiting and friends): the alert
 # rules and the dashboard may name them before the hooks return anything.
@@ -65,6 +66,7 @@ class DatabaseCollector:
         yield from self._platform(now)
         yield from self._catalog(now)
         yield from self._hooks(now)
+        yield from self._performance(now)
         yield _labelled(
             "marketplace_metrics_window_seconds",
             "The window (seconds) of the metrics that count recent events: "
@@ -231,3 +233,18 @@ class DatabaseCollector:
                 "Seconds the oldest refund decision has waited (0 when none).",
                 refunds.oldest_wait_seconds,
             )
+
+    def _performance(self, now: datetime) -> Iterator[Metric]:
+        yield _labelled(
+            "marketplace_sellers_over_performance_limit",
+            "Sellers over a performance measure's limit (PERFORMANCE_THRESHOLDS, on the "
+            "PERFORMANCE_FLAG_WINDOW_DAYS window), by measure: open threshold crossings.",
+            "measure",
+            performance.sellers_over_threshold_counts(),
+        )
+        refreshed = performance.last_refresh_at()
+        yield _gauge(
+            "marketplace_performance_scorecards_age_seconds",
+            "Seconds since the seller scorecards were last computed (0 before the first run).",
+            (now - refreshed).total_seconds() if refreshed else 0.0,
+        )

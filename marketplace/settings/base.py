@@ -141,6 +141,7 @@ INSTALLED_APPS = [
     "marketplace.platform",
     "marketplace.orders",
     "marketplace.returns",
+    "marketplace.performance",
     "marketplace.dashboard",
     "marketplace.catalog",
     "marketplace.portal",

@@ -165,6 +165,12 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "task": "marketplace.orders.tasks.platform_call_prune_task",
         "schedule": 86400.0,
     },
+    # Seller performance: every seller's scorecard for the day, set-based (its cost follows
+    # the orders in the 90-day window); hourly so a crossing is seen the same day.
+    "performance-scorecards-refresh": {
+        "task": "marketplace.performance.tasks.scorecards_refresh_task",
+        "schedule": 3600.0,
+    },
     # Buyers' personal data: pseudonymized once an order is closed for
     # BUYER_DATA_RETENTION_DAYS (daily); orders of erased buyers as soon as they close.
     "buyer-data-retention": {

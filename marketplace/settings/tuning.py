@@ -246,3 +246,31 @@ CELERY_TASK_MAX_DELIVERIES: int = env.int("CELERY_TASK_MAX_DELIVERIES", default=
 # The seller's e-mail digest of what needs them (problems, returns to authorize, refused
 # listings, a lost connection): at most one per seller every SELLER_DIGEST_MINUTES.
 SELLER_DIGEST_MINUTES: int = env.int("SELLER_DIGEST_MINUTES", default=60)
+
+# --- Seller performance (marketplace/performance) -----------------------------------
+# An order without a latest ship date must ship within this many days of its purchase
+# (the marketplace's default handling time), for the late shipment rate.
+PERFORMANCE_HANDLING_DAYS = 2
+# Sellers are judged on this window (the 7- and 90-day figures are shown, not judged).
+PERFORMANCE_FLAG_WINDOW_DAYS = 30
+# A rate is judged only once its denominator reaches this: 1 late order of 2 is no signal.
+PERFORMANCE_MIN_SAMPLE = 10
+# Days of daily figures kept: the 90-day trend and a margin.
+PERFORMANCE_KEEP_DAYS = 100
+# The limits (rates as fractions, times in days, counts): late shipment, cancellation and
+# valid tracking are Amazon's account-health targets; refund rate is Walmart's; the others
+# are ours (README, "Seller performance").
+PERFORMANCE_THRESHOLDS: dict[str, float] = {
+    "late_shipment": 0.04,
+    "valid_tracking": 0.95,
+    "seller_cancel": 0.025,
+    "refund_rate": 0.06,
+    "refund_money": 0.06,
+    "return_rate": 0.10,
+    "return_money": 0.10,
+    "paused_refunds": 0.10,
+    "ship_days_median": 2.0,
+    "ship_days_p90": 4.0,
+    "listing_refusal": 0.10,
+    "returns_overdue": 0,
+}

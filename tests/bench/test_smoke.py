@@ -51,6 +51,10 @@ def test_bench_smoke_runs_every_benchmark_and_writes_results(tmp_path: Path) -> 
     results = json.loads(output.read_text())
     assert results["run"]["failed"] == []
     assert {"machine", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9"} <= results.keys()
+    assert "p10" in results
+    # P10: a row per seller and window, every seller's late shipment rate computed
+    assert results["p10"]["rows_written"] == 3 * results["p10"]["sellers"]
+    assert results["p10"]["sellers_with_late_rate"] == results["p10"]["sellers"]
     assert {"requests_small", "requests_large", "time_ratio"} <= results["p7"].keys()
     assert results["p7"]["requests_small"] == results["p7"]["requests_large"]
     assert {"baseline_orders_per_s", "worker_orders_per_s", "ratio"} <= results["p1"].keys()
