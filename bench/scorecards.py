@@ -72,7 +72,12 @@ def _literal(value: Any) -> str:
 
 
 def _insert_select(
-    model: Any, source: str, values: dict[str, str], *, where: str = "", params: list | None = None
+    model: Any,
+    source: str,
+    values: dict[str, str],
+    *,
+    where: str = "",
+    params: list[Any] | None = None,
 ) -> int:
     """``INSERT INTO <model> (every column) SELECT <values, else each field's default>
     FROM <source> [WHERE ...]``; ``%s`` in a value is ``now``. Returns the rows inserted."""
@@ -107,7 +112,8 @@ def _insert_select(
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [now] * select.count("%s") + (params or []))
-        return cursor.rowcount
+        inserted: int = cursor.rowcount
+        return inserted
 
 
 def orders_generate(

@@ -15,9 +15,10 @@ from __future__ import annotations
 from decimal import Decimal
 
 from django.db import models
+from django.db.models.expressions import Combinable
 
 
-def _money() -> models.DecimalField:
+def _money() -> models.DecimalField[Decimal | Combinable, Decimal]:
     """A sum of amounts (any currency's minor unit fits in 3 places)."""
     return models.DecimalField(max_digits=16, decimal_places=3, default=Decimal("0"))
 

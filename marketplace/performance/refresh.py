@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -55,11 +56,11 @@ def scorecards_refresh(*, now: datetime | None = None, crossings: bool = True) -
     moment = moment_at(now or timezone.now())
     steps: dict[str, float] = {}
 
-    def run(name: str, sql: str, params: list) -> int:
+    def run(name: str, sql: str, params: list[Any]) -> int:
         started = time.perf_counter()
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
-            count = cursor.rowcount
+            count: int = cursor.rowcount
         steps[name] = round(time.perf_counter() - started, 4)
         return count
 

@@ -20,7 +20,8 @@ from marketplace.returns.models import Return, SellerRefund
 
 
 def latest_day() -> date | None:
-    return Scorecard.objects.aggregate(day=Max("day"))["day"]
+    day: date | None = Scorecard.objects.aggregate(day=Max("day"))["day"]
+    return day
 
 
 @dataclass(frozen=True)
@@ -207,7 +208,8 @@ def sellers_with_figures(sellers: QuerySet[Any], *, sort: str = "") -> QuerySet[
         .annotate(n=Count("pk"))
         .values("n")[:1]
     )
-    return sellers.annotate(**annotations)
+    annotated: QuerySet[Any, Any] = sellers.annotate(**annotations)
+    return annotated
 
 
 FLAG_CHOICES = [("any", "Over any limit"), *((m.key, m.label) for m in MEASURES)]

@@ -93,7 +93,7 @@ class Moment:
 
 def windows_sql(
     connection: BaseDatabaseWrapper, moment: Moment, *, dates: bool
-) -> tuple[str, list]:
+) -> tuple[str, list[Any]]:
     """``(SELECT 7 AS days, <since> AS since UNION ALL ...)``: one row per window."""
     ops = connection.ops
     parts, params = [], []
@@ -111,7 +111,7 @@ def windows_sql(
 
 def order_facts_ctes(
     connection: BaseDatabaseWrapper, moment: Moment, *, seller_id: int | None = None
-) -> tuple[str, list]:
+) -> tuple[str, list[Any]]:
     """Common table expressions ending in ``f``: one row per order placed in the longest
     window, with the facts every shipping measure counts. ``seller_id`` narrows it to one
     seller (the lists of orders behind a figure, which must agree with the figure).
@@ -172,7 +172,7 @@ def order_facts_ctes(
 LATE = "(f.overdue = 1 OR f.first_shipped > f.ship_by_day)"
 
 
-def shipping_select(connection: BaseDatabaseWrapper, moment: Moment) -> tuple[str, list]:
+def shipping_select(connection: BaseDatabaseWrapper, moment: Moment) -> tuple[str, list[Any]]:
     """Per seller and window: orders, shipping due/late, tracking, cancellations, and the
     median and 90th percentile of days to the first shipment."""
     ctes, facts_params = order_facts_ctes(connection, moment)
@@ -225,7 +225,7 @@ def shipping_select(connection: BaseDatabaseWrapper, moment: Moment) -> tuple[st
     return sql, [*facts_params, *window_params]
 
 
-def after_sale_select(connection: BaseDatabaseWrapper, moment: Moment) -> tuple[str, list]:
+def after_sale_select(connection: BaseDatabaseWrapper, moment: Moment) -> tuple[str, list[Any]]:
     """Per seller and window: the window's orders' value, refunds (count, money, paused)
     and returns (count, money requested)."""
     ops = connection.ops
@@ -272,7 +272,9 @@ def after_sale_select(connection: BaseDatabaseWrapper, moment: Moment) -> tuple[
     return sql, params
 
 
-def returns_waiting_select(connection: BaseDatabaseWrapper, moment: Moment) -> tuple[str, list]:
+def returns_waiting_select(
+    connection: BaseDatabaseWrapper, moment: Moment
+) -> tuple[str, list[Any]]:
     """Per seller and window: returns requested in it still awaiting authorization, those
     overdue, and the oldest one's request day."""
     ops = connection.ops
@@ -294,7 +296,7 @@ def returns_waiting_select(connection: BaseDatabaseWrapper, moment: Moment) -> t
     return sql, params
 
 
-def listings_select(connection: BaseDatabaseWrapper, moment: Moment) -> tuple[str, list]:
+def listings_select(connection: BaseDatabaseWrapper, moment: Moment) -> tuple[str, list[Any]]:
     """Per seller and window: judged feed runs received in it, their rows and refusals."""
     ops = connection.ops
     q = ops.quote_name
@@ -371,7 +373,9 @@ FAMILIES: dict[str, tuple[Any, tuple[str, ...], dict[str, str]]] = {
 }
 
 
-def family_update(connection: BaseDatabaseWrapper, moment: Moment, family: str) -> tuple[str, list]:
+def family_update(
+    connection: BaseDatabaseWrapper, moment: Moment, family: str
+) -> tuple[str, list[Any]]:
     """``UPDATE scorecard SET <family's columns> FROM (<its aggregate>) WHERE <the day's row>``."""
     select, columns, rates = FAMILIES[family]
     inner, params = select(connection, moment)
@@ -385,7 +389,7 @@ def family_update(connection: BaseDatabaseWrapper, moment: Moment, family: str) 
     return sql, [*params, connection.ops.adapt_datefield_value(moment.day)]
 
 
-def day_rows_insert(connection: BaseDatabaseWrapper, moment: Moment) -> tuple[str, list]:
+def day_rows_insert(connection: BaseDatabaseWrapper, moment: Moment) -> tuple[str, list[Any]]:
     """A zero row per seller and window for the run's day (every seller has a row: one
     without orders reads 0 orders, not yesterday's figures)."""
     ops = connection.ops
@@ -404,7 +408,7 @@ def day_rows_insert(connection: BaseDatabaseWrapper, moment: Moment) -> tuple[st
     return sql, [ops.adapt_datefield_value(moment.day), ops.adapt_datetimefield_value(moment.now)]
 
 
-def baseline_select(connection: BaseDatabaseWrapper, moment: Moment) -> tuple[str, list]:
+def baseline_select(connection: BaseDatabaseWrapper, moment: Moment) -> tuple[str, list[Any]]:
     """The benchmark's yardstick: the same aggregates as one bare SELECT (every column
     summed, so no aggregate can be skipped), writing nothing."""
     parts, params = [], []
