@@ -11,7 +11,7 @@ the claim.
 * A return's push waits until its order is on the platform (``OrderSync.pushed_version``):
   never overtaken by its own order.
 * A 429 (or a held embargo) comes back when the platform said, not counted as a failure;
-  other transient failures back off (``orders.backoff``) and, after
+  other transient failures back off (``outbox.backoff``) and, after
   ``RETURN_STEP_MAX_FAILURES``, the step is a dead letter staff can retry; a 4xx is a dead
   letter at once (the platform refuses the call as it is). A claim whose worker died
   before recording an answer (its lease ran out) counts as a failure too.
@@ -43,7 +43,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from marketplace.orders.backoff import push_backoff_seconds, rate_limited_wait_seconds
+from marketplace.outbox.backoff import backoff_seconds, embargo_wait_seconds
 from marketplace.returns.models import (
     PlatformStep,
     RefundStatus,
@@ -279,7 +279,7 @@ def _record(
                 row.next_attempt_at = now + timedelta(seconds=wait)
         elif kind == "rate_limited":
             row.status = StepStatus.RETRYING
-            row.next_attempt_at = now + timedelta(seconds=rate_limited_wait_seconds(retry_after))
+            row.next_attempt_at = now + timedelta(seconds=embargo_wait_seconds(retry_after))
         else:
             row.failures += 1
             if kind == "rejected" or row.failures >= settings.RETURN_STEP_MAX_FAILURES:
@@ -287,7 +287,8 @@ def _record(
                 row.next_attempt_at = None
             else:
                 row.status = StepStatus.RETRYING
-                wait = max(push_backoff_seconds(row.failures), retry_after or 0.0)
+                base, cap = settings.PUSH_BACKOFF_BASE, settings.PUSH_BACKOFF_CAP
+                wait = max(backoff_seconds(row.failures, base=base, cap=cap), retry_after or 0.0)
                 row.next_attempt_at = now + timedelta(seconds=wait)
         row.save()
 
