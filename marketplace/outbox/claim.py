@@ -21,7 +21,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from marketplace.outbox.kind import SKIPPED, TRANSIENT, WORKER_LOST, Claim, OutboxKind, Outcome
+from marketplace.outbox.kind import Answer, Claim, OutboxKind
+from marketplace.outbox.outcomes import SKIPPED, TRANSIENT, WORKER_LOST, Outcome
 
 # Wake-ups further out than this are left to the sweeper: the Redis broker redelivers a
 # message not acknowledged within its visibility_timeout (settings/celery.py: 2200 s).
@@ -93,7 +94,7 @@ def claim(
             if reason is not None:
                 batch.verdicts[key] = SKIPPED
                 batch.reasons[key] = reason
-                if reason == "not due" and row.next_attempt_at is not None:
+                if reason == "not due" and kind.wake_early and row.next_attempt_at:
                     # Woken a moment early (another host's clock, a broker's rounding):
                     # come back when it is due rather than wait for the sweeper.
                     early = (row.next_attempt_at - now).total_seconds()
@@ -107,7 +108,8 @@ def claim(
                 row.failures += 1
                 row.last_error = WORKER_LOST
                 if row.failures >= kind.max_failures():
-                    kind.dead_letter(row, None, Outcome(TRANSIENT, WORKER_LOST), journal)
+                    lost = Answer(None, Outcome(TRANSIENT, WORKER_LOST), now, journal)
+                    kind.dead_letter(row, lost)
                     changed.append(row)
                     batch.verdicts[key] = kind.status_of(row)
                     continue
@@ -135,3 +137,13 @@ def holding(kind: OutboxKind, *, pk: int, token: str) -> Iterator[Any]:
     with transaction.atomic():
         manager = kind.model._default_manager
         yield manager.select_for_update().filter(pk=pk, claim_token=token).first()
+
+
+def release(kind: OutboxKind, batch: Batch) -> int:
+    """Give the batch's claims back unrecorded (the sender crashed): due again at once,
+    not after the lease."""
+    manager = kind.model._default_manager
+    pks = [c.pk for c in batch.claims]
+    return manager.filter(pk__in=pks, claim_token=batch.token).update(
+        claim_token="", lease_until=None
+    )

@@ -7,7 +7,8 @@ import time
 from collections.abc import Iterable
 
 from marketplace.outbox.claim import Batch, claim
-from marketplace.outbox.kind import UNSENT, OutboxKind, Outcome
+from marketplace.outbox.kind import OutboxKind
+from marketplace.outbox.outcomes import UNSENT, Outcome
 from marketplace.outbox.record import record
 from marketplace.outbox.send import send
 

@@ -12,32 +12,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar, Protocol
 
+from django.conf import settings
 from django.db.models import Q
 
 from marketplace.db import rows_update
 from marketplace.outbox.backoff import backoff_seconds
 from marketplace.outbox.models import OutboxItem
-
-# Outcomes every kind shares; a kind may add its own (``OutboxKind.other``).
-OK = "ok"
-UNSENT = "unsent"  # not started: the lease would have run out first
-WAITING = "waiting"  # the seller's connection (or the API user's sign-in) is not live
-TRANSIENT = "transient"  # 5xx, timeout, unreadable answer: back off, bounded
-RATE_LIMITED = "rate_limited"  # 429: the platform's wait, not counted
-REJECTED = "rejected"  # 4xx: the platform refuses the call as it is
-SKIPPED = "skipped"
-WORKER_LOST = "the worker sending this stopped before it recorded an answer"
-
-
-@dataclass(frozen=True)
-class Outcome:
-    kind: str
-    message: str = ""
-    status: int | None = None
-    retry_after: float | None = None
-    response: dict[str, Any] | None = None
-    # The kind's own account of the call (e.g. what an EDRTS drain sent).
-    detail: Any = None
+from marketplace.outbox.outcomes import Outcome
 
 
 @dataclass(frozen=True)
@@ -52,6 +33,49 @@ class Claim:
     data: Any  # the kind's payload (order number and body, the step row, …)
 
 
+@dataclass(frozen=True)
+class Tuning:
+    """The names of a kind's settings (``marketplace/settings/tuning.py``)."""
+
+    lease: str
+    batch: str
+    drain: str
+    max_failures: str
+    backoff_base: str
+    backoff_cap: str
+
+    @classmethod
+    def named(cls, prefix: str) -> Tuning:
+        """``<prefix>_LEASE_SECONDS``, ``_BATCH_SIZE``, ``_DRAIN_SECONDS``, ``_MAX_FAILURES``,
+        ``_BACKOFF_BASE``, ``_BACKOFF_CAP``."""
+        return cls(
+            *(
+                f"{prefix}_{name}"
+                for name in (
+                    "LEASE_SECONDS",
+                    "BATCH_SIZE",
+                    "DRAIN_SECONDS",
+                    "MAX_FAILURES",
+                    "BACKOFF_BASE",
+                    "BACKOFF_CAP",
+                )
+            )
+        )
+
+
+# The engine's fields (``OutboxItem``), written back with each kind's own.
+ENGINE_FIELDS = [
+    "attempts",
+    "failures",
+    "next_attempt_at",
+    "claim_token",
+    "lease_until",
+    "last_error",
+    "last_error_status",
+    "updated_at",
+]
+
+
 class Journal(Protocol):
     """What a kind writes beside its rows in one transaction (events), flushed at its end."""
 
@@ -63,37 +87,54 @@ class NoJournal:
         return None
 
 
+@dataclass(frozen=True)
+class Answer:
+    """What the record hooks get beside the row: the claim (None: a lost worker's), what
+    came of it, the transaction's time and its journal."""
+
+    claim: Claim | None
+    outcome: Outcome
+    now: datetime
+    journal: Journal
+
+
 class OutboxKind:
     """The base of every kind; defaults suit a kind with a ``status`` field."""
 
     name: ClassVar[str]
     model: ClassVar[type[OutboxItem]]
-    # The fields a batch writes back (rows_update does not touch auto_now fields).
+    # The kind's own fields a batch writes back besides ENGINE_FIELDS.
     fields: ClassVar[list[str]]
     open_statuses: ClassVar[tuple[str, ...]] = ()
     dead_status: ClassVar[str] = "failed"
     # Floor of a 429's wait (seconds): the platform's Retry-After is whole seconds.
     embargo_min_seconds: ClassVar[float] = 1.0
+    # A row woken before it is due gets a wake-up for when it is (False: the kind's own
+    # countdown is always queued when it backs off).
+    wake_early: ClassVar[bool] = True
+    # Open rows always carry a due time (the sweeper repairs one that has none).
+    due_time_required: ClassVar[bool] = True
 
-    # --- tuning (read at call time: tests override settings) ---------------------------
+    # The names of the kind's settings (read at call time: tests override settings).
+    tuning: ClassVar[Tuning]
+
+    # --- tuning ------------------------------------------------------------------------------
 
     def lease_seconds(self) -> float:
-        raise NotImplementedError
+        return float(getattr(settings, self.tuning.lease))
 
     def batch_size(self) -> int:
-        raise NotImplementedError
+        return int(getattr(settings, self.tuning.batch))
 
     def drain_seconds(self) -> float:
-        raise NotImplementedError
+        return float(getattr(settings, self.tuning.drain))
 
     def max_failures(self) -> int:
-        raise NotImplementedError
-
-    def backoff_base_cap(self) -> tuple[float, float]:
-        raise NotImplementedError
+        return int(getattr(settings, self.tuning.max_failures))
 
     def backoff(self, failures: int) -> float:
-        base, cap = self.backoff_base_cap()
+        base = float(getattr(settings, self.tuning.backoff_base))
+        cap = float(getattr(settings, self.tuning.backoff_cap))
         return backoff_seconds(failures, base=base, cap=cap)
 
     def call_budget_seconds(self) -> float:
@@ -165,52 +206,34 @@ class OutboxKind:
     def send_one(self, client: Any, claim: Claim) -> Outcome:
         raise NotImplementedError
 
-    def done(
-        self, row: Any, claim: Claim, outcome: Outcome, now: datetime, journal: Journal
-    ) -> None:
+    def done(self, row: Any, answer: Answer) -> None:
         raise NotImplementedError
 
-    def retrying(
-        self,
-        row: Any,
-        claim: Claim | None,
-        outcome: Outcome,
-        delay: float,
-        counts: bool,
-        journal: Journal,
-    ) -> None:
+    def retrying(self, row: Any, answer: Answer, delay: float, counts: bool) -> None:
         """Status and history of a retry; the engine set the time and the error."""
         row.status = "retrying"
 
-    def dead_letter(
-        self, row: Any, claim: Claim | None, outcome: Outcome, journal: Journal
-    ) -> None:
+    def dead_letter(self, row: Any, answer: Answer) -> None:
         """Waits for a person now; the engine set the error."""
         row.status = self.dead_status
         row.next_attempt_at = None
 
-    def rejected(
-        self, row: Any, claim: Claim, outcome: Outcome, now: datetime, journal: Journal
-    ) -> None:
+    def rejected(self, row: Any, answer: Answer) -> None:
         row.failures += 1
-        self.dead_letter(row, claim, outcome, journal)
+        self.dead_letter(row, answer)
 
-    def waiting(
-        self, row: Any, claim: Claim, outcome: Outcome, now: datetime, journal: Journal
-    ) -> None:
+    def waiting(self, row: Any, answer: Answer) -> None:
         raise NotImplementedError
 
-    def other(
-        self, row: Any, claim: Claim, outcome: Outcome, now: datetime, journal: Journal
-    ) -> None:
-        raise ValueError(f"{self.name}: unknown outcome {outcome.kind!r}")
+    def other(self, row: Any, answer: Answer) -> None:
+        raise ValueError(f"{self.name}: unknown outcome {answer.outcome.kind!r}")
 
     def rows_save(self, rows: list[Any], now: datetime) -> None:
         """All changed rows in one ``UPDATE`` (``updated_at`` set here: rows_update does
         not touch auto_now fields)."""
         for row in rows:
             row.updated_at = now
-        rows_update(rows, self.fields)
+        rows_update(rows, [*ENGINE_FIELDS, *self.fields])
 
     # --- waking ------------------------------------------------------------------------------
 

@@ -19,7 +19,8 @@ from django.utils import timezone
 
 from marketplace.outbox.backoff import embargo_wait_seconds
 from marketplace.outbox.claim import MAX_COUNTDOWN_SECONDS
-from marketplace.outbox.kind import (
+from marketplace.outbox.kind import Answer, Claim, Journal, OutboxKind
+from marketplace.outbox.outcomes import (
     OK,
     RATE_LIMITED,
     REJECTED,
@@ -27,9 +28,6 @@ from marketplace.outbox.kind import (
     TRANSIENT,
     UNSENT,
     WAITING,
-    Claim,
-    Journal,
-    OutboxKind,
     Outcome,
 )
 
@@ -75,68 +73,48 @@ def outcome_apply(
 ) -> None:
     row.claim_token = ""
     row.lease_until = None
+    answer = Answer(claim, outcome, now, journal)
     if outcome.kind == OK:
-        kind.done(row, claim, outcome, now, journal)
-        return
-    if outcome.kind == UNSENT:
+        kind.done(row, answer)
+    elif outcome.kind == UNSENT:
         row.attempts = max(0, row.attempts - 1)  # never sent: not an attempt
         row.next_attempt_at = now
         kind.wake(claim.key)
-        return
-    if outcome.kind == WAITING:
-        kind.waiting(row, claim, outcome, now, journal)
-        return
-    if outcome.kind == REJECTED:
+    elif outcome.kind == WAITING:
+        kind.waiting(row, answer)
+    elif outcome.kind == REJECTED:
         row.last_error = outcome.message
         row.last_error_status = outcome.status
-        kind.rejected(row, claim, outcome, now, journal)
-        return
-    if outcome.kind == RATE_LIMITED:
+        kind.rejected(row, answer)
+    elif outcome.kind == RATE_LIMITED:
         wait = embargo_wait_seconds(outcome.retry_after, floor=kind.embargo_min_seconds)
-        retry(kind, row, claim, outcome, wait, now, journal, counts=False)
-        return
-    if outcome.kind == TRANSIENT:
-        failure(kind, row, claim, outcome, now, journal)
-        return
-    kind.other(row, claim, outcome, now, journal)
+        retry(kind, row, answer, wait, counts=False)
+    elif outcome.kind == TRANSIENT:
+        failure(kind, row, answer)
+    else:
+        kind.other(row, answer)
 
 
-def failure(
-    kind: OutboxKind,
-    row: Any,
-    claim: Claim | None,
-    outcome: Outcome,
-    now: datetime,
-    journal: Journal,
-) -> None:
+def failure(kind: OutboxKind, row: Any, answer: Answer) -> None:
     """A counted failure: capped backoff (at least the platform's Retry-After), or the
     dead letter at the kind's limit."""
+    outcome = answer.outcome
     row.failures += 1
     row.last_error = outcome.message
     row.last_error_status = outcome.status
     if row.failures >= kind.max_failures():
-        kind.dead_letter(row, claim, outcome, journal)
+        kind.dead_letter(row, answer)
         return
     delay = max(kind.backoff(row.failures), outcome.retry_after or 0.0)
-    retry(kind, row, claim, outcome, delay, now, journal, counts=True)
+    retry(kind, row, answer, delay, counts=True)
 
 
-def retry(
-    kind: OutboxKind,
-    row: Any,
-    claim: Claim | None,
-    outcome: Outcome,
-    delay: float,
-    now: datetime,
-    journal: Journal,
-    *,
-    counts: bool,
-) -> None:
+def retry(kind: OutboxKind, row: Any, answer: Answer, delay: float, *, counts: bool) -> None:
     """Due again in ``delay`` seconds, with its own wake-up when that is soon enough."""
-    row.last_error = outcome.message
-    row.last_error_status = outcome.status
-    row.next_attempt_at = now + timedelta(seconds=delay)
-    kind.retrying(row, claim, outcome, delay, counts, journal)
+    row.last_error = answer.outcome.message
+    row.last_error_status = answer.outcome.status
+    row.next_attempt_at = answer.now + timedelta(seconds=delay)
+    kind.retrying(row, answer, delay, counts)
     if delay <= MAX_COUNTDOWN_SECONDS:
         kind.wake(kind.key_of(row), countdown=delay)
     # Longer waits (a 429 asking for minutes) are left to the sweeper: a countdown beyond

@@ -19,7 +19,8 @@ from typing import Any
 
 from django.db import connections
 
-from marketplace.outbox.kind import RATE_LIMITED, UNSENT, WAITING, Claim, OutboxKind, Outcome
+from marketplace.outbox.kind import Claim, OutboxKind
+from marketplace.outbox.outcomes import RATE_LIMITED, UNSENT, WAITING, Outcome
 from marketplace.platform.calllog import platform_calls_buffered
 
 _pool_lock = threading.Lock()

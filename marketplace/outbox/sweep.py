@@ -23,9 +23,10 @@ def overdue_wake(kind: OutboxKind, *, limit: int, now: datetime | None = None) -
     manager = kind.model._default_manager
     # A row without a due time is found by no drain: make it due (none is written so
     # today; this repairs rows from older code or hand edits).
-    manager.filter(kind.open(), next_attempt_at__isnull=True, failures=0).update(
-        next_attempt_at=now, updated_at=now
-    )
+    if kind.due_time_required:
+        manager.filter(kind.open(), next_attempt_at__isnull=True, failures=0).update(
+            next_attempt_at=now, updated_at=now
+        )
     late = manager.filter(kind.late(now) & unclaimed(now)).order_by()
     keys = [int(k) for k in late.values_list(kind.key_field(), flat=True)[:limit]]
     if keys:

@@ -10,8 +10,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from marketplace.outbox.kind import OK, TRANSIENT, WAITING, Outcome
-from marketplace.outbox.outcomes import platform_error_outcome
+from marketplace.outbox.outcomes import OK, TRANSIENT, WAITING, Outcome, platform_error_outcome
 from marketplace.platform.errors import PlatformAuthError, PlatformError
 from sellers.errors import ConnectionNotLive, SellerConnectionError, TokenRefreshUnavailable
 from sellers.models import PlatformConnection

@@ -33,7 +33,8 @@ from marketplace.orders.payloads import order_payload
 from marketplace.orders.services.call_outcome import seller_call_outcome
 from marketplace.orders.services.outbox import PUSH_DOORBELL, Events, push_enqueue
 from marketplace.outbox import drain
-from marketplace.outbox.kind import SKIPPED, Claim, Journal, OutboxKind, Outcome
+from marketplace.outbox.kind import Answer, Claim, Journal, OutboxKind, Tuning
+from marketplace.outbox.outcomes import SKIPPED, Outcome
 from marketplace.platform.order_source import OrderSourceClient
 from sellers.models import PlatformConnection
 from sellers.token_source import order_client_for
@@ -71,37 +72,15 @@ class OrderPushKind(OutboxKind):
     model = OrderSync
     open_statuses = (Status.PENDING, Status.RETRYING)
     dead_status = Status.FAILED
+    tuning = Tuning.named("PUSH")
     fields: ClassVar[list[str]] = [
         "status",
-        "attempts",
-        "failures",
-        "next_attempt_at",
-        "claim_token",
         "claimed_version",
-        "lease_until",
-        "last_error",
-        "last_error_status",
         "last_payload",
         "last_response",
         "last_pushed_at",
         "pushed_version",
-        "updated_at",
     ]
-
-    def lease_seconds(self) -> float:
-        return float(settings.PUSH_LEASE_SECONDS)
-
-    def batch_size(self) -> int:
-        return int(settings.PUSH_BATCH_SIZE)
-
-    def drain_seconds(self) -> float:
-        return float(settings.PUSH_DRAIN_SECONDS)
-
-    def max_failures(self) -> int:
-        return int(settings.PUSH_MAX_FAILURES)
-
-    def backoff_base_cap(self) -> tuple[float, float]:
-        return settings.PUSH_BACKOFF_BASE, settings.PUSH_BACKOFF_CAP
 
     def call_budget_seconds(self) -> float:
         return call_budget_seconds()
@@ -189,32 +168,27 @@ class OrderPushKind(OutboxKind):
             what=f"pushing order {put.mp_order_number}",
         )
 
-    def done(
-        self, row: Any, claim: Claim, outcome: Outcome, now: datetime, journal: Journal
-    ) -> None:
-        sync = cast(OrderSync, row)
+    def done(self, row: Any, answer: Answer) -> None:
+        sync, claim = cast(OrderSync, row), cast(Claim, answer.claim)
         sync.pushed_version = max(sync.pushed_version, claim.version)
-        sync.last_pushed_at = now
-        response = json.dumps(outcome.response or {}, default=str)
+        sync.last_pushed_at = answer.now
+        response = json.dumps(answer.outcome.response or {}, default=str)
         sync.last_response = response[:RESPONSE_EXCERPT_CHARS]
         sync.last_error = ""
         sync.last_error_status = None
         sync.failures = 0
         state = claim.data.payload.get("marketplace_state")
-        cast(Events, journal).add(
-            sync, SyncEvent.Kind.PUSHED, f"platform has the order as {state}", version=claim.version
-        )
+        message = f"platform has the order as {state}"
+        _events(answer).add(sync, SyncEvent.Kind.PUSHED, message, version=claim.version)
         if sync.desired_version > sync.pushed_version:
-            _newer_version_next(sync, now)  # changed while we were pushing
+            _newer_version_next(sync, answer.now)  # changed while we were pushing
         else:
             sync.status = Status.SYNCED
             sync.next_attempt_at = None
 
-    def rejected(
-        self, row: Any, claim: Claim, outcome: Outcome, now: datetime, journal: Journal
-    ) -> None:
-        sync = cast(OrderSync, row)
-        cast(Events, journal).add(
+    def rejected(self, row: Any, answer: Answer) -> None:
+        sync, claim, outcome = cast(OrderSync, row), cast(Claim, answer.claim), answer.outcome
+        _events(answer).add(
             sync,
             SyncEvent.Kind.PUSH_FAILED,
             f"platform rejected the order ({outcome.status}): {outcome.message}",
@@ -223,50 +197,29 @@ class OrderPushKind(OutboxKind):
         )
         if sync.desired_version > claim.version:
             # A newer version is already waiting; it is a different request, so try it.
-            _newer_version_next(sync, now)
+            _newer_version_next(sync, answer.now)
         else:
             sync.status = Status.FAILED
             sync.next_attempt_at = None
 
-    def waiting(
-        self, row: Any, claim: Claim, outcome: Outcome, now: datetime, journal: Journal
-    ) -> None:
-        mark_waiting(cast(OrderSync, row), outcome.message, cast(Events, journal))
+    def waiting(self, row: Any, answer: Answer) -> None:
+        mark_waiting(cast(OrderSync, row), answer.outcome.message, _events(answer))
 
-    def retrying(
-        self,
-        row: Any,
-        claim: Claim | None,
-        outcome: Outcome,
-        delay: float,
-        counts: bool,
-        journal: Journal,
-    ) -> None:
+    def retrying(self, row: Any, answer: Answer, delay: float, counts: bool) -> None:
         sync = cast(OrderSync, row)
         sync.status = Status.RETRYING
         what = f"failure {sync.failures}" if counts else "rate limited"
-        cast(Events, journal).add(
-            sync,
-            SyncEvent.Kind.RETRY_SCHEDULED,
-            f"{what}: {outcome.message}; next attempt in {delay:.1f} s",
-            version=claim.version if claim else sync.claimed_version,
-            detail={"status": outcome.status, "delay_seconds": round(delay, 3)},
-        )
+        message = f"{what}: {answer.outcome.message}; next attempt in {delay:.1f} s"
+        detail = {"status": answer.outcome.status, "delay_seconds": round(delay, 3)}
+        _history(answer, sync, SyncEvent.Kind.RETRY_SCHEDULED, message, detail)
 
-    def dead_letter(
-        self, row: Any, claim: Claim | None, outcome: Outcome, journal: Journal
-    ) -> None:
+    def dead_letter(self, row: Any, answer: Answer) -> None:
         sync = cast(OrderSync, row)
         sync.status = Status.FAILED
-        sync.last_error = f"gave up after {sync.failures} failed attempts: {outcome.message}"
+        sync.last_error = f"gave up after {sync.failures} failed attempts: {answer.outcome.message}"
         sync.next_attempt_at = None
-        cast(Events, journal).add(
-            sync,
-            SyncEvent.Kind.PUSH_FAILED,
-            sync.last_error,
-            version=claim.version if claim else sync.claimed_version,
-            detail={"status": outcome.status},
-        )
+        detail = {"status": answer.outcome.status}
+        _history(answer, sync, SyncEvent.Kind.PUSH_FAILED, sync.last_error, detail)
 
     def wake(self, key: int, countdown: float | None = None) -> None:
         push_enqueue(order_id=key, countdown=countdown)
@@ -276,6 +229,18 @@ class OrderPushKind(OutboxKind):
 
     def drain_begin(self) -> None:
         PUSH_DOORBELL.clear()
+
+
+def _events(answer: Answer) -> Events:
+    return cast(Events, answer.journal)
+
+
+def _history(
+    answer: Answer, sync: OrderSync, kind: str, message: str, detail: dict[str, Any]
+) -> None:
+    """An event of the version the answer was for (a lost worker's: the claimed one)."""
+    version = answer.claim.version if answer.claim else sync.claimed_version
+    _events(answer).add(sync, kind, message, version=version, detail=detail)
 
 
 def _newer_version_next(sync: OrderSync, now: datetime) -> None:
