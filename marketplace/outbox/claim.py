@@ -79,10 +79,11 @@ def claim(
     with transaction.atomic():
         manager = kind.model._default_manager
         if keys is not None:
-            locked = manager.select_for_update(skip_locked=not wait)
+            locked = manager.defer(*kind.claim_defer).select_for_update(skip_locked=not wait)
             rows = list(locked.filter(**{f"{kind.key_field()}__in": keys}).order_by("id"))
         else:
-            locked = manager.select_for_update(skip_locked=True).filter(due(kind, now))
+            locked = manager.defer(*kind.claim_defer).select_for_update(skip_locked=True)
+            locked = locked.filter(due(kind, now))
             rows = list(locked.order_by("next_attempt_at", "id")[:limit])
         batch.looked_at = len(rows)
         journal = kind.journal()
@@ -125,7 +126,7 @@ def claim(
                 row.lease_until = lease_until
                 row.attempts += 1
             changed.append(row)
-        kind.rows_save(changed, now)
+        kind.rows_save(changed, now, claiming=True)
         journal.write()
     return batch
 

@@ -103,8 +103,14 @@ class OutboxKind:
 
     name: ClassVar[str]
     model: ClassVar[type[OutboxItem]]
-    # The kind's own fields a batch writes back besides ENGINE_FIELDS.
+    # The kind's own fields written back besides ENGINE_FIELDS: by a record, and by a
+    # claim (what the claim sets, e.g. the payload it built).
     fields: ClassVar[list[str]]
+    claim_fields: ClassVar[list[str] | None] = None  # None: the same as ``fields``
+    # Large columns neither step reads: not loaded by the claim, resp. by the record
+    # (a push's 2 KB payload is built by the claim, its answer written by the record).
+    claim_defer: ClassVar[tuple[str, ...]] = ()
+    record_defer: ClassVar[tuple[str, ...]] = ()
     open_statuses: ClassVar[tuple[str, ...]] = ()
     dead_status: ClassVar[str] = "failed"
     # Floor of a 429's wait (seconds): the platform's Retry-After is whole seconds.
@@ -228,12 +234,13 @@ class OutboxKind:
     def other(self, row: Any, answer: Answer) -> None:
         raise ValueError(f"{self.name}: unknown outcome {answer.outcome.kind!r}")
 
-    def rows_save(self, rows: list[Any], now: datetime) -> None:
+    def rows_save(self, rows: list[Any], now: datetime, *, claiming: bool = False) -> None:
         """All changed rows in one ``UPDATE`` (``updated_at`` set here: rows_update does
         not touch auto_now fields)."""
         for row in rows:
             row.updated_at = now
-        rows_update(rows, [*ENGINE_FIELDS, *self.fields])
+        own = self.claim_fields if claiming and self.claim_fields is not None else self.fields
+        rows_update(rows, [*ENGINE_FIELDS, *own])
 
     # --- waking ------------------------------------------------------------------------------
 

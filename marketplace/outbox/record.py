@@ -44,7 +44,8 @@ def record(kind: OutboxKind, claims: list[Claim], outcomes: dict[int, Outcome]) 
         manager = kind.model._default_manager
         rows = {
             row.pk: row
-            for row in manager.select_for_update()
+            for row in manager.defer(*kind.record_defer)
+            .select_for_update()
             .filter(pk__in=[c.pk for c in claims])
             .order_by("id")
         }

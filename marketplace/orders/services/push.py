@@ -73,14 +73,10 @@ class OrderPushKind(OutboxKind):
     open_statuses = (Status.PENDING, Status.RETRYING)
     dead_status = Status.FAILED
     tuning = Tuning.named("PUSH")
-    fields: ClassVar[list[str]] = [
-        "status",
-        "claimed_version",
-        "last_payload",
-        "last_response",
-        "last_pushed_at",
-        "pushed_version",
-    ]
+    fields: ClassVar[list[str]] = ["status", "last_response", "last_pushed_at", "pushed_version"]
+    claim_fields: ClassVar[list[str] | None] = ["status", "claimed_version", "last_payload"]
+    claim_defer = ("last_response",)
+    record_defer = ("last_payload",)
 
     def call_budget_seconds(self) -> float:
         return call_budget_seconds()
