@@ -11,3 +11,6 @@ from marketplace.settings import *  # noqa: F403
 DEBUG = False
 PLATFORM_LIST_RATE_PER_SECOND = 1000.0
 LOGGING["root"]["level"] = "WARNING"  # noqa: F405
+# The harness waits for the worker's "<name> ready." line (INFO): since workers log through
+# LOGGING (marketplace/celery.py), Celery's --loglevel no longer lets it through.
+LOGGING["loggers"]["celery.apps.worker"] = {"level": "INFO"}  # noqa: F405
