@@ -191,7 +191,8 @@ class EdrtsSendKind(OutboxKind):
         return self.open() & ~backing_off & Q(failures__lt=self.max_failures())
 
     def dead(self) -> Q:
-        return Q(failures__gte=self.max_failures())
+        # A sender staff turned off waits for nobody: its statuses are settled as "off".
+        return Q(failures__gte=self.max_failures(), edrts_enabled=True)
 
     def is_dead(self, row: Any) -> bool:
         return bool(row.failures >= self.max_failures())

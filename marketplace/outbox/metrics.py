@@ -36,3 +36,8 @@ def backlog(kind: OutboxKind, *, now: datetime | None = None) -> Backlog:
         claimed=int(row["claimed"] or 0),
         dead=int(row["dead"] or 0),
     )
+
+
+def dead_letters(kind: OutboxKind) -> int:
+    """The kind's dead letters: work that waits for a person (one count)."""
+    return kind.model._default_manager.filter(kind.dead()).count()
