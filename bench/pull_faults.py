@@ -76,7 +76,7 @@ def _stored_at(order_ids: list[int]) -> dict[int, datetime]:
 
 def run(env: BenchEnvironment, args: argparse.Namespace) -> dict[str, Any]:
     from marketplace.orders.models import Order, OrderSync
-    from marketplace.orders.services import doorbell
+    from marketplace.orders.services.outbox import PUSH_DOORBELL
 
     assert env.sandbox is not None
     sandbox = env.sandbox
@@ -93,7 +93,7 @@ def run(env: BenchEnvironment, args: argparse.Namespace) -> dict[str, Any]:
         worker.start()
 
     ids = orders_insert(seller_ids=[s.id for s in sellers], count=args.orders, prefix="FLT")
-    doorbell.push_drain_ring(force=True)
+    PUSH_DOORBELL.ring(force=True)
     wait_until(
         lambda: OrderSync.objects.filter(order_id__in=ids, status="synced").count() == len(ids),
         timeout=120,

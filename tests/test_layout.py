@@ -41,6 +41,9 @@ APP_RANK = {
     "marketplace.returns": 3,
     "marketplace.orders": 2,
     "marketplace.catalog": 2,
+    # The outbox engine: knows no app (each hands it its kind); above the platform client
+    # only, whose errors and call log it uses.
+    "marketplace.outbox": 1,
     "sellers": 1,
     "marketplace.platform": 0,
 }

@@ -1,7 +1,10 @@
 """Sending listing statuses to the seller's platform database through EDRTS.
 
 The outbox (``StatusChange``, written by database triggers: ``status_outbox.py``) is
-drained per seller, one drain at a time (a lease on the seller's ``StatusSync``):
+drained per seller: the seller's ``StatusSync`` is the row of the EDRTS kind of the outbox
+engine (``marketplace.outbox``), claimed with a lease (one drain per seller at a time),
+its answers recorded while the claim holds, with the engine's embargo, backoff, dead
+letter, sweeper and staff retry:
 
 * several changes of one SKU are coalesced into its latest, and a change no newer than
   the version already sent for that SKU (``StatusSent``) is never sent;
@@ -25,8 +28,9 @@ drained per seller, one drain at a time (a lease on the seller's ``StatusSync``)
   ``X-Rate-Limit-Reset`` (or ``Retry-After``) holds every worker's EDRTS calls for that
   API user (``transport`` / ``embargo``): the drain hands over with a countdown, losing
   nothing;
-* other failures back off and are bounded (``EDRTS_MAX_FAILURES``); the last error stays
-  on the seller's ``StatusSync`` for the staff page, and staff start it again.
+* other failures back off (the engine's one formula, from ``EDRTS_BACKOFF_BASE``) and are
+  bounded (``EDRTS_MAX_FAILURES``); the last error stays on the seller's ``StatusSync``
+  for the staff page, and staff start it again.
 
 A ``success`` answer means "accepted": what a lost batch leaves wrong, the daily join
 import repairs (reconciliation).
@@ -35,20 +39,19 @@ import repairs (reconciliation).
 from __future__ import annotations
 
 import logging
-import random
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, ClassVar, cast
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from marketplace.catalog import dispatch
 from marketplace.catalog.api_access.api_user import platform_api
-from marketplace.catalog.errors import ApiAccessNeeded
+from marketplace.catalog.errors import ApiAccessNeeded, CatalogError
+from marketplace.catalog.listing_status import join_import
 from marketplace.catalog.listing_status.status_file import (
     DEFAULT_TARGETS,
     LIVE,
@@ -62,13 +65,27 @@ from marketplace.catalog.models import (
     StatusSent,
     StatusSync,
 )
+from marketplace.catalog.status_outbox import (
+    PRODUCT_ID_FIELD,
+    edrts_on,
+    edrts_sends,
+    product_id_field,
+    status_changes_record_all,
+    status_import_ran,
+)
+from marketplace.outbox.claim import claim, holding, release
+from marketplace.outbox.drain import cycle
+from marketplace.outbox.kind import Answer, Claim, Journal, OutboxKind, Tuning
+from marketplace.outbox.outcomes import OK, RATE_LIMITED, TRANSIENT, WAITING, Outcome
+from marketplace.outbox.sweep import due_again, overdue_wake
+from marketplace.platform.edrts import GROUP as EDRTS_GROUP
 from marketplace.platform.embargo import embargo_remaining
 from marketplace.platform.errors import PlatformError, PlatformRateLimited
 
+__all__ = ["PRODUCT_ID_FIELD", "edrts_on", "edrts_sends", "product_id_field", "status_import_ran"]
+
 logger = logging.getLogger(__name__)
 
-# The product id field of a platform database: what an EDRTS record's ``id`` names.
-PRODUCT_ID_FIELD = "id"
 # Statuses of SKUs the seller's database holds (see the module docstring).
 SENDABLE = frozenset({LIVE, REJECTED})
 WAITING_FOR_IMPORT = (
@@ -79,6 +96,9 @@ NOT_ADDRESSABLE = (
     "The feed's SKU comes from the field “{field}”, not the product id: EDRTS cannot "
     "address the products; the listing-status import alone brings statuses back."
 )
+# After the API user's sign-in is lost: look again this long after (the sign-in wakes
+# the waiting senders at once: access.access_sign_in_finish).
+ACCESS_WAIT_SECONDS = 60.0
 
 
 @dataclass
@@ -97,25 +117,6 @@ class DrainResult:
 def status_sync_of(*, seller_id: int) -> StatusSync:
     sync, _ = StatusSync.objects.get_or_create(seller_id=seller_id)
     return sync
-
-
-def product_id_field(source: CatalogSource) -> str:
-    """The seller's field that feeds the SKU (the import's join key): "" when none."""
-    for column, field in source.export_fields or []:
-        if column == "sku" and field:
-            return str(field)
-    return PRODUCT_ID_FIELD if not source.export_fields else ""
-
-
-def status_import_ran(*, source: CatalogSource) -> bool:
-    """Whether the seller's listing-status import is set up and has run at the platform at
-    least once (it created the ``mp_*`` fields EDRTS writes)."""
-    status_import = StatusImport.objects.filter(source=source).first()
-    return (
-        status_import is not None
-        and status_import.is_active
-        and bool(status_import.last_download_time)
-    )
 
 
 def status_targets(*, source: CatalogSource) -> dict[str, str]:
@@ -161,118 +162,179 @@ def _settle_all_unsent(seller_id: int, outcome: str) -> int:
     )
 
 
-def _lease_take(seller_id: int) -> bool:
-    status_sync_of(seller_id=seller_id)
-    now = timezone.now()
-    return bool(
-        StatusSync.objects.filter(seller_id=seller_id)
-        .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
-        .update(lease_until=now + timedelta(seconds=settings.EDRTS_LEASE_SECONDS))
-    )
-
-
-def _lease_release(seller_id: int) -> None:
-    StatusSync.objects.filter(seller_id=seller_id).update(lease_until=None)
-
-
 def _unsent_exists(seller_id: int) -> bool:
     return StatusChange.objects.filter(seller_id=seller_id, sent_at__isnull=True).exists()
+
+
+class EdrtsSendKind(OutboxKind):
+    """A seller's EDRTS sender: one row per seller (``StatusSync``), whose "call" is a drain
+    of the seller's waiting changes (several requests). No status field: a dead letter is
+    ``EDRTS_MAX_FAILURES`` failures in a row; backing off is a ``next_attempt_at`` ahead."""
+
+    name = "EDRTS send"
+    model = StatusSync
+    fields: ClassVar[list[str]] = ["last_error_at", "waiting_for_access"]
+    # X-Rate-Limit-Reset says when the window ends, often within the second.
+    embargo_min_seconds = 0.05
+    wake_early = False  # a sender backing off has its countdown queued already
+    due_time_required = False  # next_attempt_at is set only while backing off
+    tuning = Tuning.named("EDRTS")
+
+    def batch_size(self) -> int:
+        return 1  # a drain is named by its seller
+
+    def call_budget_seconds(self) -> float:
+        # A drain stops starting requests after EDRTS_DRAIN_SECONDS; one more may run.
+        request = settings.PLATFORM_CONNECT_TIMEOUT + settings.PLATFORM_READ_TIMEOUT
+        return float(settings.EDRTS_DRAIN_SECONDS) + settings.EDRTS_HOLD_MAX_WAIT + request
+
+    def open(self) -> Q:
+        unsent = StatusChange.objects.filter(seller_id=OuterRef("seller_id"), sent_at__isnull=True)
+        return Q(Exists(unsent))
+
+    def late(self, now: datetime) -> Q:
+        backing_off = Q(next_attempt_at__gt=now)
+        return self.open() & ~backing_off & Q(failures__lt=self.max_failures())
+
+    def dead(self) -> Q:
+        # A sender staff turned off waits for nobody: its statuses are settled as "off".
+        return Q(failures__gte=self.max_failures(), edrts_enabled=True)
+
+    def is_dead(self, row: Any) -> bool:
+        return bool(row.failures >= self.max_failures())
+
+    def status_of(self, row: Any) -> str:
+        return "failed" if self.is_dead(row) else "waiting" if row.next_attempt_at else "ok"
+
+    def key_field(self) -> str:
+        return "seller_id"
+
+    def key_of(self, row: Any) -> int:
+        return int(row.seller_id)
+
+    def due_again_fields(self, now: datetime) -> dict[str, Any]:
+        return {"failures": 0, "attempts": 0, "next_attempt_at": None, "updated_at": now}
+
+    def prepare(
+        self, rows: list[Any], token: str, now: datetime, journal: Journal
+    ) -> tuple[list[Claim], dict[int, str]]:
+        claims = [Claim(r.pk, r.seller_id, r.seller_id, token, 0, DrainResult()) for r in rows]
+        return claims, {}
+
+    def send_one(self, client: Any, claim: Claim) -> Outcome:
+        return _drain(claim, cast(DrainResult, claim.data))
+
+    def done(self, row: Any, answer: Answer) -> None:
+        # The requests' progress was recorded as they went (_sent); a note for the page
+        # (waiting for the import, not addressable) is kept until something is sent.
+        note = answer.outcome.message
+        if note and row.last_error != note:
+            row.last_error = note
+            row.last_error_at = answer.now
+
+    def retrying(self, row: Any, answer: Answer, delay: float, counts: bool) -> None:
+        row.last_error_at = answer.now
+        _told(answer, again_in=delay, error=answer.outcome.message)
+
+    def dead_letter(self, row: Any, answer: Answer) -> None:
+        row.next_attempt_at = None
+        row.last_error = (
+            f"{answer.outcome.message} "
+            f"(after {row.failures} failed attempts the sender waits for staff)"
+        )
+        row.last_error_at = answer.now
+        _told(answer, again_in=None, error=row.last_error)
+
+    def waiting(self, row: Any, answer: Answer) -> None:
+        # Back once staff sign in again: the sign-in wakes every sender waiting so
+        # (access.access_sign_in_finish); the countdown is only the fallback.
+        row.waiting_for_access = True
+        row.last_error = answer.outcome.message
+        row.last_error_at = answer.now
+        row.next_attempt_at = answer.now + timedelta(seconds=ACCESS_WAIT_SECONDS)
+        _told(answer, again_in=ACCESS_WAIT_SECONDS, error=answer.outcome.message)
+        self.wake(row.seller_id, countdown=ACCESS_WAIT_SECONDS)
+
+    def wake(self, key: int, countdown: float | None = None) -> None:
+        dispatch.status_sync_drain_enqueue(key, countdown=countdown or 0.0)
+
+    def sweep_wake(self, keys: list[int]) -> None:
+        for seller_id in sorted(keys):
+            dispatch.status_sync_drain_enqueue(seller_id)
+
+
+EDRTS_SEND = EdrtsSendKind()
+
+
+def _told(answer: Answer, *, again_in: float | None, error: str) -> None:
+    """What the drain's caller learns of a failure: when to come back, and why."""
+    if answer.claim is not None:
+        result = cast(DrainResult, answer.claim.data)
+        result.again_in = again_in
+        result.error = error
 
 
 def status_sync_drain(*, seller_id: int, force: bool = False) -> DrainResult:
     """Send the seller's waiting status changes (one drain per seller at a time) and queue
     the next drain when one is due. ``force``: even while backing off or stopped after
     too many failures (staff's "Retry now")."""
-    if not _lease_take(seller_id):
-        return DrainResult(busy=True)
+    status_sync_of(seller_id=seller_id)
+    batch = claim(EDRTS_SEND, keys=[seller_id], force=force, wait=False)
+    if not batch.claims:
+        # Locked by another transaction, or leased to another drain: busy. Backing off
+        # or stopped: held (its countdown, the sweep or staff come back).
+        reason = batch.reasons.get(seller_id, "claimed")
+        return DrainResult(busy=reason == "claimed", held=reason != "claimed")
     try:
-        result = _drain(seller_id, force=force)
-    except Exception:
+        _, outcomes = cycle(EDRTS_SEND, batch)
+    except BaseException:
         logger.exception("status sync of seller %s: the drain crashed", seller_id)
+        release(EDRTS_SEND, batch)
         raise
-    finally:
-        _lease_release(seller_id)
-    if result.again_in is not None:
-        dispatch.status_sync_drain_enqueue(seller_id, countdown=result.again_in)
-    elif not result.error and not result.held and _unsent_exists(seller_id):
-        # Changes committed while the lease was held (their wake-up found it busy).
-        dispatch.status_sync_drain_enqueue(seller_id)
+    result = cast(DrainResult, batch.claims[0].data)
+    if outcomes[seller_id].kind == OK:
+        if result.again_in is not None:
+            dispatch.status_sync_drain_enqueue(seller_id, countdown=result.again_in)
+        elif not result.held and _unsent_exists(seller_id):
+            # Changes committed while the lease was held (their wake-up found it busy).
+            dispatch.status_sync_drain_enqueue(seller_id)
     return result
 
 
-def _failure(sync: StatusSync, message: str, *, count: bool = True) -> DrainResult:
-    now = timezone.now()
-    if count:
-        sync.failures += 1
-    failures = sync.failures
-    again_in: float | None = None
-    if not count:
-        again_in = 60.0
-    elif failures < settings.EDRTS_MAX_FAILURES:
-        backoff = min(settings.EDRTS_BACKOFF_CAP, settings.EDRTS_BACKOFF_BASE * 2 ** (failures - 1))
-        again_in = backoff * random.uniform(0.8, 1.2)
-    else:
-        message += f" (after {failures} failed attempts the sender waits for staff)"
-    StatusSync.objects.filter(pk=sync.pk).update(
-        failures=sync.failures,
-        next_attempt_at=now + timedelta(seconds=again_in) if again_in is not None else None,
-        last_error=message[:500],
-        last_error_at=now,
-        updated_at=now,
-    )
-    return DrainResult(again_in=again_in, error=message)
-
-
-def _drain(seller_id: int, *, force: bool) -> DrainResult:
-    sync = StatusSync.objects.get(seller_id=seller_id)
-    result = DrainResult()
-    now = timezone.now()
-    if not force:
-        if sync.failures >= settings.EDRTS_MAX_FAILURES:
-            result.held = True  # waits for staff
-            return result
-        if sync.next_attempt_at and sync.next_attempt_at > now:
-            result.held = True  # its own countdown (or the sweep) comes back then
-            return result
+def _drain(claim: Claim, result: DrainResult) -> Outcome:
+    """The seller's waiting changes sent, a request at a time, within the drain's time."""
+    seller_id = claim.key
     source = CatalogSource.objects.filter(seller_id=seller_id).first()
-    if not sync.edrts_enabled or source is None or not source.db_id:
+    enabled = edrts_on(seller_id=seller_id)
+    if not enabled or source is None or not source.db_id:
         # Off (or no database): the import alone keeps the seller's rows up to date.
         result.skipped = _settle_all_unsent(seller_id, StatusChange.Outcome.OFF)
-        return result
+        return Outcome(OK, detail=result)
     field = product_id_field(source)
     if field != PRODUCT_ID_FIELD:
         result.skipped = _settle_all_unsent(seller_id, StatusChange.Outcome.OFF)
-        message = NOT_ADDRESSABLE.format(field=field or "(none)")
-        if sync.last_error != message:
-            StatusSync.objects.filter(pk=sync.pk).update(
-                last_error=message, last_error_at=timezone.now()
-            )
-        return result
+        return Outcome(OK, NOT_ADDRESSABLE.format(field=field or "(none)"), detail=result)
     if not status_import_ran(source=source):
         # Held, not settled: the import's first run (status_import_status_refresh) wakes it.
         result.held = True
-        if sync.last_error != WAITING_FOR_IMPORT:
-            StatusSync.objects.filter(pk=sync.pk).update(
-                last_error=WAITING_FOR_IMPORT, last_error_at=timezone.now()
-            )
-        return result
+        return Outcome(OK, WAITING_FOR_IMPORT, detail=result)
     targets = status_targets(source=source)
     deadline = time.monotonic() + settings.EDRTS_DRAIN_SECONDS
     while time.monotonic() < deadline:
-        step = _step(sync, source, targets, result)
-        if step is not None:
-            return step
+        outcome = _step(claim, source, targets, result)
+        if outcome is not None:
+            return outcome
         if result.requests >= settings.EDRTS_REQUESTS_PER_DRAIN:
             break  # the worker's turn goes to the next seller; this one is queued again
     result.again_in = 0.0  # handed over: more may wait
-    return result
+    return Outcome(OK, detail=result)
 
 
 def _step(
-    sync: StatusSync, source: CatalogSource, targets: dict[str, str], result: DrainResult
-) -> DrainResult | None:
-    """One request's worth; returns the drain's result when it should stop."""
-    seller_id = sync.seller_id
+    claim: Claim, source: CatalogSource, targets: dict[str, str], result: DrainResult
+) -> Outcome | None:
+    """One request's worth; returns the drain's outcome when it should stop."""
+    seller_id = claim.key
     scan = settings.EDRTS_SCAN_ROWS
     pending: list[dict[str, Any]] = [
         dict(row)
@@ -283,7 +345,7 @@ def _step(
         )[:scan]
     ]
     if not pending:
-        return result
+        return Outcome(OK, detail=result)
     latest: dict[str, dict[str, Any]] = {}
     first_seen: dict[str, datetime] = {}
     ids_of: dict[str, list[int]] = {}
@@ -317,7 +379,7 @@ def _step(
         age = (now - min(first_seen[row["sku"]] for row in sendable)).total_seconds()
         if age < settings.EDRTS_LINGER_SECONDS:
             result.again_in = settings.EDRTS_LINGER_SECONDS - age
-            return result
+            return Outcome(OK, detail=result)
     batch = sendable[: settings.EDRTS_BATCH_MAX]
     records = [status_record(row, targets=targets) for row in batch]
     try:
@@ -326,35 +388,35 @@ def _step(
     except PlatformRateLimited as exc:
         # The embargo holds every worker's EDRTS calls; come back when it ends.
         wait = exc.retry_after or settings.PUSH_RATE_LIMIT_DEFAULT_WAIT
-        result.again_in = max(0.05, float(wait))
-        return result
+        result.again_in = max(EDRTS_SEND.embargo_min_seconds, float(wait))
+        return Outcome(RATE_LIMITED, exc.message, exc.status, result.again_in, detail=result)
     except ApiAccessNeeded as exc:
-        # Back once staff sign in again: the sign-in wakes every sender waiting so
-        # (access.access_sign_in_finish); the countdown is only the fallback.
-        StatusSync.objects.filter(pk=sync.pk).update(waiting_for_access=True)
-        return _failure(sync, str(exc), count=False)
+        return Outcome(WAITING, str(exc), detail=result)
     except (PlatformError, ValueError) as exc:
-        return _failure(sync, f"Sending statuses failed: {exc}")
-    _sent(seller_id, batch, ids_of, sync)
+        status = exc.status if isinstance(exc, PlatformError) else None
+        return Outcome(TRANSIENT, f"Sending statuses failed: {exc}", status, detail=result)
+    if not _sent(claim, batch, ids_of):
+        return Outcome(OK, detail=result)  # our lease was taken over: stop here
     result.requests += 1
     result.records += len(batch)
     return None
 
 
-def _sent(
-    seller_id: int, batch: list[dict[str, Any]], ids_of: dict[str, list[int]], sync: StatusSync
-) -> None:
+def _sent(claim: Claim, batch: list[dict[str, Any]], ids_of: dict[str, list[int]]) -> bool:
+    """Record a request's success while the claim holds; False when it no longer does."""
     now = timezone.now()
     sent_ids = [row["id"] for row in batch]
     superseded = [i for row in batch for i in ids_of[row["sku"]] if i != row["id"]]
-    with transaction.atomic():
+    with holding(EDRTS_SEND, pk=claim.pk, token=claim.token) as sync:
+        if sync is None:
+            return False
         _settle(sent_ids, StatusChange.Outcome.SENT, now)
         _settle(superseded, StatusChange.Outcome.SUPERSEDED, now)
-        # One drain per seller (the lease) and versions only grow: a plain upsert.
+        # One drain per seller (the claim) and versions only grow: a plain upsert.
         StatusSent.objects.bulk_create(
             [
                 StatusSent(
-                    seller_id=seller_id,
+                    seller_id=claim.key,
                     sku=row["sku"],
                     version=row["id"],
                     status=row["status"],
@@ -371,10 +433,11 @@ def _sent(
             next_attempt_at=None,
             waiting_for_access=False,
             last_error="",
+            last_error_status=None,
             last_sent_at=now,
             updated_at=now,
         )
-    sync.failures = 0
+    return True
 
 
 # --- the sweep and staff actions ------------------------------------------------------------
@@ -383,7 +446,6 @@ def _sent(
 def status_sync_sweep() -> int:
     """Wake every seller whose changes wait and who is not backing off, stopped or being
     drained (a lost wake-up, a countdown lost with the broker). Returns how many."""
-    now = timezone.now()
     waiting = set(
         StatusChange.objects.filter(sent_at__isnull=True)
         .values_list("seller_id", flat=True)
@@ -391,19 +453,15 @@ def status_sync_sweep() -> int:
     )
     if not waiting:
         return 0
-    held = set(
-        StatusSync.objects.filter(seller_id__in=waiting)
-        .filter(
-            Q(failures__gte=settings.EDRTS_MAX_FAILURES)
-            | Q(next_attempt_at__gt=now)
-            | Q(lease_until__gt=now)
-        )
-        .values_list("seller_id", flat=True)
+    known = set(
+        StatusSync.objects.filter(seller_id__in=waiting).values_list("seller_id", flat=True)
     )
-    due = sorted(waiting - held)
-    for seller_id in due:
-        dispatch.status_sync_drain_enqueue(seller_id)
-    return len(due)
+    # A seller whose first wake-up was lost has no sender row yet: the sweep finds rows.
+    StatusSync.objects.bulk_create(
+        [StatusSync(seller_id=seller_id) for seller_id in sorted(waiting - known)],
+        ignore_conflicts=True,
+    )
+    return overdue_wake(EDRTS_SEND, limit=len(waiting))
 
 
 def status_changes_prune() -> int:
@@ -427,8 +485,6 @@ def status_sync_kick(*, seller_id: int) -> None:
 def status_sync_resend_all(*, seller_id: int) -> int:
     """Staff: record every current status as a change and start the sender (its failures
     forgiven). Returns how many were recorded."""
-    from marketplace.catalog.status_outbox import status_changes_record_all
-
     recorded = status_changes_record_all(seller_id=seller_id)
     status_sync_retry(seller_id=seller_id)
     return recorded
@@ -437,7 +493,7 @@ def status_sync_resend_all(*, seller_id: int) -> int:
 def status_sync_retry(*, seller_id: int) -> StatusSync:
     """Staff: forget the failures and the backoff, and drain now."""
     status_sync_of(seller_id=seller_id)
-    StatusSync.objects.filter(seller_id=seller_id).update(failures=0, next_attempt_at=None)
+    due_again(EDRTS_SEND, StatusSync.objects.filter(seller_id=seller_id))
     status_sync_kick(seller_id=seller_id)
     return StatusSync.objects.get(seller_id=seller_id)
 
@@ -448,9 +504,6 @@ def status_sync_enable(*, seller_id: int, enabled: bool) -> str:
     (``join_import.status_import_schedule_follow``): daily with EDRTS, hourly without.
     Returns why the import could not be rescheduled ("" when it was, or there is none):
     the switch stands either way."""
-    from marketplace.catalog.errors import CatalogError
-    from marketplace.catalog.listing_status import join_import
-
     status_sync_of(seller_id=seller_id)
     StatusSync.objects.filter(seller_id=seller_id).update(edrts_enabled=enabled)
     if enabled:
@@ -467,22 +520,6 @@ def status_sync_enable(*, seller_id: int, enabled: bool) -> str:
     return ""
 
 
-def edrts_on(*, seller_id: int) -> bool:
-    enabled = (
-        StatusSync.objects.filter(seller_id=seller_id)
-        .values_list("edrts_enabled", flat=True)
-        .first()
-    )
-    return True if enabled is None else bool(enabled)
-
-
-def edrts_sends(*, source: CatalogSource) -> bool:
-    """Whether EDRTS sends this seller's statuses: on, and the SKU is the product id."""
-    return edrts_on(seller_id=source.seller_id) and product_id_field(source) == PRODUCT_ID_FIELD
-
-
 def embargo_left(*, api_user: str) -> float:
     """Seconds the platform still holds the API user's EDRTS calls (for the page)."""
-    from marketplace.platform.edrts import GROUP
-
-    return embargo_remaining(holder=f"api-user:{api_user}:{GROUP}")
+    return embargo_remaining(holder=f"api-user:{api_user}:{EDRTS_GROUP}")

@@ -8,6 +8,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from marketplace.outbox.models import OutboxItem
 from sellers import vault
 
 
@@ -457,9 +458,10 @@ class StatusSent(models.Model):
         return f"{self.sku}: version {self.version}"
 
 
-class StatusSync(models.Model):
-    """A seller's EDRTS sender: the switch staff turn, the lease that lets one sender at a
-    time drain the seller's changes, and the failures a person may need to see.
+class StatusSync(OutboxItem):
+    """A seller's EDRTS sender: the switch staff turn, and the row of the EDRTS kind of
+    ``marketplace.outbox`` (``OutboxItem``: the claim that lets one sender at a time drain
+    the seller's changes, and the failures a person may need to see).
 
     Apart from ``CatalogSource`` on purpose: that row is saved whole by feed and import
     actions, which would undo a lease or a count written meanwhile."""
@@ -471,14 +473,10 @@ class StatusSync(models.Model):
     # Waiting for the API user to sign in again (a 401, or nobody signed in): the sign-in
     # wakes it at once (sign_in.access_sign_in_finish) instead of its next try.
     waiting_for_access = models.BooleanField(default=False)
-    lease_until = models.DateTimeField(null=True, blank=True)
-    # Failed sends in a row; at EDRTS_MAX_FAILURES the sweep stops until staff retry.
-    failures = models.PositiveSmallIntegerField(default=0)
-    next_attempt_at = models.DateTimeField(null=True, blank=True)
-    last_error = models.CharField(max_length=500, blank=True)
+    # failures: failed sends in a row; at EDRTS_MAX_FAILURES the sweep stops until staff
+    # retry. next_attempt_at: set only while backing off.
     last_error_at = models.DateTimeField(null=True, blank=True)
     last_sent_at = models.DateTimeField(null=True, blank=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["seller_id"]

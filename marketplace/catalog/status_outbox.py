@@ -1,4 +1,5 @@
-"""Recording listing-status changes in the outbox (``StatusChange``), in the database.
+"""Recording listing-status changes in the outbox (``StatusChange``), in the database, and
+whether EDRTS sends a seller's (the sender is ``edrts_sender.py``).
 
 What the marketplace says about a SKU is a function of two rows (``status_file.py``):
 its listing (live or inactive, its id and so its link) and its rejection, if any (the
@@ -29,6 +30,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import connection, transaction
+
+from marketplace.catalog.models import CatalogSource, StatusImport, StatusSync
 
 LISTING = "catalog_listing"
 REJECTED = "catalog_rejectedsku"
@@ -209,3 +212,42 @@ def status_changes_record_all(*, seller_id: int) -> int:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(sql.replace("{changed}", changed), [seller_id, seller_id])
         return int(cursor.rowcount)
+
+
+# --- whether EDRTS sends the seller's statuses (read by the sender and the import) ---------
+
+# The product id field of a platform database: what an EDRTS record's ``id`` names.
+PRODUCT_ID_FIELD = "id"
+
+
+def product_id_field(source: CatalogSource) -> str:
+    """The seller's field that feeds the SKU (the import's join key): "" when none."""
+    for column, field in source.export_fields or []:
+        if column == "sku" and field:
+            return str(field)
+    return PRODUCT_ID_FIELD if not source.export_fields else ""
+
+
+def status_import_ran(*, source: CatalogSource) -> bool:
+    """Whether the seller's listing-status import is set up and has run at the platform at
+    least once (it created the ``mp_*`` fields EDRTS writes)."""
+    status_import = StatusImport.objects.filter(source=source).first()
+    return (
+        status_import is not None
+        and status_import.is_active
+        and bool(status_import.last_download_time)
+    )
+
+
+def edrts_on(*, seller_id: int) -> bool:
+    enabled = (
+        StatusSync.objects.filter(seller_id=seller_id)
+        .values_list("edrts_enabled", flat=True)
+        .first()
+    )
+    return True if enabled is None else bool(enabled)
+
+
+def edrts_sends(*, source: CatalogSource) -> bool:
+    """Whether EDRTS sends this seller's statuses: on, and the SKU is the product id."""
+    return edrts_on(seller_id=source.seller_id) and product_id_field(source) == PRODUCT_ID_FIELD

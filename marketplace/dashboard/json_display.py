@@ -1,6 +1,6 @@
 """JSON for people: indented, and honest about excerpts that were cut short.
 
-Stored answers are excerpts (``push_results.RESPONSE_EXCERPT_CHARS``, the call log's
+Stored answers are excerpts (``push.RESPONSE_EXCERPT_CHARS``, the call log's
 limits), so a long answer is JSON cut mid-way that ``json.loads`` refuses. Shown raw it
 was one unwrapped line; here it is re-indented token by token and flagged as truncated.
 """

@@ -34,10 +34,13 @@ from django.db.models import (
 from django.db.models.expressions import Combinable
 from django.db.models.functions import Coalesce, Greatest
 
-from marketplace.catalog.models import FeedRun, PlatformApiAccess, StatusChange, StatusSync
+from marketplace.catalog.edrts_sender import EDRTS_SEND
+from marketplace.catalog.models import FeedRun, PlatformApiAccess, StatusChange
 from marketplace.orders.models import OrderSync
+from marketplace.outbox.metrics import dead_letters
 from marketplace.platform.models import HolderEmbargo, PlatformCall
 from marketplace.returns.models import PlatformStep, StepStatus
+from marketplace.returns.services.steps import RETURN_STEP
 from sellers.models import PlatformConnection
 
 SyncStatus = OrderSync.Status
@@ -359,8 +362,4 @@ def more_dead_letters(*, now: datetime) -> dict[str, int]:
     wait for staff's retry on the returns page. ``edrts``: sellers whose EDRTS sender
     stopped after ``EDRTS_MAX_FAILURES`` failures in a row; their statuses wait until
     staff press "Retry now" (the import still reconciles them daily)."""
-    stopped = StatusSync.objects.filter(
-        edrts_enabled=True, failures__gte=settings.EDRTS_MAX_FAILURES
-    ).count()
-    refund_steps = PlatformStep.objects.filter(status=StepStatus.FAILED).count()
-    return {"edrts": stopped, "refund": refund_steps}
+    return {"edrts": dead_letters(EDRTS_SEND), "refund": dead_letters(RETURN_STEP)}

@@ -20,6 +20,8 @@ from decimal import Decimal
 
 from django.db import models
 
+from marketplace.outbox.models import OutboxItem
+
 
 class MarketplaceState(models.TextChoices):
     PENDING = "PENDING", "Pending"
@@ -135,8 +137,10 @@ class SyncStatus(models.TextChoices):
     WAITING_FOR_CONNECTION = "waiting_for_connection", "Waiting for connection"
 
 
-class OrderSync(models.Model):
-    """The outbox row of one order: what must reach the platform and how it is going."""
+class OrderSync(OutboxItem):
+    """The outbox row of one order: what must reach the platform and how it is going
+    (the order push kind of ``marketplace.outbox``; the engine's fields come from
+    ``OutboxItem``: attempts and failures of the current version, next attempt, claim)."""
 
     Status = SyncStatus
 
@@ -146,22 +150,11 @@ class OrderSync(models.Model):
     # meant once pushed_version == desired_version.
     desired_version = models.PositiveIntegerField(default=1)
     pushed_version = models.PositiveIntegerField(default=0)
-    # Attempts for the current desired version; failures count towards the dead letter
-    # (429s do not: the platform said when to come back, nothing is wrong with the order).
-    attempts = models.PositiveIntegerField(default=0)
-    failures = models.PositiveIntegerField(default=0)
-    next_attempt_at = models.DateTimeField(null=True, blank=True)
-    # The claim of the worker pushing right now (no row lock is held across HTTP).
-    claim_token = models.CharField(max_length=32, blank=True)
+    # The version the live claim is pushing.
     claimed_version = models.PositiveIntegerField(default=0)
-    lease_until = models.DateTimeField(null=True, blank=True)
-
-    last_error = models.TextField(blank=True)
-    last_error_status = models.PositiveSmallIntegerField(null=True, blank=True)
     last_payload = models.JSONField(null=True, blank=True)
     last_response = models.TextField(blank=True)
     last_pushed_at = models.DateTimeField(null=True, blank=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["id"]

@@ -26,6 +26,7 @@ from django.db import models
 from django.db.models import Q
 from django.db.models.expressions import Combinable
 
+from marketplace.outbox.models import OutboxItem
 from marketplace.returns.amounts import MONEY_DECIMAL_PLACES, MONEY_MAX_DIGITS, in_unit
 
 if TYPE_CHECKING:
@@ -420,8 +421,9 @@ class StepStatus(models.TextChoices):
     SUPERSEDED = "superseded", "Dropped: the platform holds a newer version"
 
 
-class PlatformStep(models.Model):
-    """One call the platform must get for a return or a refund (the outbox)."""
+class PlatformStep(OutboxItem):
+    """One call the platform must get for a return or a refund: the return step kind of
+    ``marketplace.outbox`` (the engine's fields come from ``OutboxItem``)."""
 
     Kind = StepKind
     Status = StepStatus
@@ -440,16 +442,8 @@ class PlatformStep(models.Model):
     version = models.PositiveIntegerField(default=1)
     judged_digest = models.CharField(max_length=64, blank=True)
     status = models.CharField(max_length=16, choices=StepStatus.choices, default=StepStatus.PENDING)
-    attempts = models.PositiveIntegerField(default=0)
-    failures = models.PositiveIntegerField(default=0)
-    next_attempt_at = models.DateTimeField(null=True, blank=True)
-    claim_token = models.CharField(max_length=32, blank=True)
-    lease_until = models.DateTimeField(null=True, blank=True)
-    last_error = models.TextField(blank=True)
-    last_error_status = models.PositiveSmallIntegerField(null=True, blank=True)
     done_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["id"]

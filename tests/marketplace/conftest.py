@@ -37,7 +37,7 @@ class BrokerRecorder:
 def quiet_broker(monkeypatch: pytest.MonkeyPatch) -> BrokerRecorder:
     """Record wake-ups instead of sending them (tests call the services themselves)."""
     from marketplace.orders import tasks
-    from marketplace.orders.services import doorbell, outbox
+    from marketplace.orders.services import outbox
 
     recorder = BrokerRecorder()
     monkeypatch.setattr(
@@ -46,7 +46,7 @@ def quiet_broker(monkeypatch: pytest.MonkeyPatch) -> BrokerRecorder:
         lambda order_id, countdown=None: recorder.pushes.append((order_id, countdown)),
     )
     monkeypatch.setattr(
-        doorbell, "push_drain_ring", lambda force=False: recorder.drains.append(force) or True
+        outbox.PUSH_DOORBELL, "ring", lambda force=False: recorder.drains.append(force) or True
     )
     monkeypatch.setattr(
         tasks.seller_pull_task, "delay", lambda seller_id: recorder.pulls.append(seller_id)

@@ -1,7 +1,7 @@
 """Settings for stack tests that kill a worker: the app's, with the pace of recovery
 shortened (as ``bench.soak_settings`` does) so a killed worker's claims come back in
 seconds instead of minutes. The lease still exceeds the longest push
-(``push_send``: 3 x (connect + read timeout) = 27 s)."""
+(``push.call_budget_seconds``: 3 x (connect + read timeout) = 27 s)."""
 
 from marketplace.settings import *  # noqa: F403
 

@@ -202,11 +202,11 @@ def connected_seller(platform: Platform, seller: Seller) -> Seller:
 def eager_tasks() -> Iterator[None]:
     """Run the real Celery tasks in-process as soon as they are queued (on commit)."""
     from marketplace.celery import app
-    from marketplace.orders.services.doorbell import push_drain_doorbell_clear
+    from marketplace.orders.services.outbox import PUSH_DOORBELL
 
     # A test before this one may have rung the push doorbell (Redis) without a drain to
     # clear it: this test's first change would then queue no drain, eager or not.
-    push_drain_doorbell_clear()
+    PUSH_DOORBELL.clear()
     previous = app.conf.task_always_eager
     app.conf.task_always_eager = True
     try:
@@ -231,9 +231,9 @@ def celery_worker_thread(transactional_db: Any) -> Iterator[object]:
     # spend this test's time on another test's stale messages.
     app.control.purge()
     # ... nor find the push doorbell still rung by a test whose drain message was purged.
-    from marketplace.orders.services.doorbell import push_drain_doorbell_clear
+    from marketplace.orders.services.outbox import PUSH_DOORBELL
 
-    push_drain_doorbell_clear()
+    PUSH_DOORBELL.clear()
     with start_worker(
         app, pool="threads", concurrency=2, perform_ping_check=False, shutdown_timeout=30
     ) as worker:

@@ -37,6 +37,7 @@ from marketplace.catalog.listing_status.status_file import (
     status_password_hash,
 )
 from marketplace.catalog.models import CatalogSource, StatusImport
+from marketplace.catalog.status_outbox import edrts_sends, status_import_ran
 from marketplace.catalog.url_keys import url_key_new
 from marketplace.platform.errors import PlatformError
 from marketplace.platform.imports import (
@@ -88,8 +89,6 @@ def import_schedule_default(source: CatalogSource) -> ImportSchedule:
     """Hourly; daily (just after the feed's run) when EDRTS sends the seller's statuses,
     once the import has run (EDRTS waits for that first run: it creates the fields EDRTS
     writes, so it comes within the hour)."""
-    from marketplace.catalog.edrts_sender import edrts_sends, status_import_ran
-
     if edrts_sends(source=source) and status_import_ran(source=source):
         minute = DEFAULT_SCHEDULE["minute"]
         return ImportSchedule(day="*", hour=hourly_fallback_hour(source, minute), minute=minute)

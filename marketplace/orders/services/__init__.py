@@ -1,10 +1,11 @@
 """The order services (writes). Import from the modules; the public ones are listed here.
 
 intake:      order_create, order_state_change, order_cancel
-push:        order_push, orders_push, orders_push_drain
+push:        the order push kind of marketplace.outbox; order_push, orders_push,
+             orders_push_drain
 push_recovery: order_sync_sweep, orders_release_for_seller, order_sync_retry,
              seller_failed_orders_retry
-doorbell:    push_drain_ring (wakes a drain; outbox.push_enqueue rings it on commit)
+outbox:      order_sync_create, order_sync_mark_changed, push_enqueue (rings PUSH_DOORBELL)
 pull:        seller_pull, sellers_pull_fan_out
 fulfillment: order_fulfillment_pull, order_fulfillment_apply, order_problems_report,
              order_settle

@@ -1,9 +1,10 @@
-"""Writing the outbox: every order change that the platform must learn about.
+"""Writing the order outbox: every order change that the platform must learn about.
 
 The sync row is written in the same transaction as the order change; on commit a wake-up
-rings the push drain's doorbell (``doorbell.py``), which only wakes a worker: the drain
-finds the row because it is due. If the wake-up is lost, the sweeper finds the row
-(``next_attempt_at`` has passed) and rings again.
+rings the push drain's doorbell (``marketplace.outbox.doorbell``), which only wakes a
+worker: the drain finds the row because it is due. If the wake-up is lost, the sweeper
+finds the row (``next_attempt_at`` has passed) and rings again. The push itself is the
+outbox engine's, with the order push kind (``push.py``).
 """
 
 from __future__ import annotations
@@ -13,8 +14,14 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from marketplace.enqueue import task_enqueue
 from marketplace.orders.models import Order, OrderSync, SyncEvent
+from marketplace.outbox.doorbell import Doorbell
 from sellers.pull_schedule import REASON_ORDER_CHANGED, REASON_ORDER_PLACED, pull_schedule_wake
+
+ORDERS_PUSH_DRAIN_TASK = "marketplace.orders.tasks.orders_push_drain_task"
+ORDER_PUSH_TASK = "marketplace.orders.tasks.order_push_task"
+PUSH_DOORBELL = Doorbell(key="orders:push-drain-doorbell", task=ORDERS_PUSH_DRAIN_TASK)
 
 
 def push_enqueue(*, order_id: int, countdown: float | None = None) -> None:
@@ -25,13 +32,39 @@ def push_enqueue(*, order_id: int, countdown: float | None = None) -> None:
 
 def push_wake(*, order_id: int, countdown: float | None = None) -> None:
     """A due push rings the drain doorbell; a retry for later gets a message of its own."""
-    from marketplace.orders.services import doorbell
-    from marketplace.orders.tasks import order_push_task  # tasks import services
-
     if countdown:
-        order_push_task.apply_async(args=(order_id,), countdown=countdown)
+        task_enqueue(ORDER_PUSH_TASK, order_id, countdown=countdown, after_commit=False)
     else:
-        doorbell.push_drain_ring()
+        PUSH_DOORBELL.ring()
+
+
+class Events:
+    """Sync events of one transaction, written with one INSERT at its end."""
+
+    def __init__(self) -> None:
+        self.rows: list[SyncEvent] = []
+
+    def add(
+        self,
+        sync: OrderSync,
+        kind: str,
+        message: str,
+        *,
+        version: int | None = None,
+        detail: dict[str, Any] | None = None,
+    ) -> None:
+        self.rows.append(
+            SyncEvent(
+                order_id=sync.order_id,
+                kind=kind,
+                version=version,
+                message=message[:2000],
+                detail=detail or {},
+            )
+        )
+
+    def write(self) -> None:
+        SyncEvent.objects.bulk_create(self.rows)
 
 
 def sync_event_add(

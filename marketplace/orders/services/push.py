@@ -1,198 +1,254 @@
-"""Pushing orders to the platform (``PUT /orders/{n}``), in batches, without locks across HTTP.
+"""Pushing orders to the platform (``PUT /orders/{n}``): the order push kind of the outbox.
 
-Claim, call, record
--------------------
-A push *claims* sync rows in one short transaction (row locks; on SQLite the IMMEDIATE
-transaction serializes writers): for each row it records the batch's random claim token,
-the version it will send and ``lease_until``, and builds the payload from the order's
-*current* state. It then calls the platform with no transaction open, one order after
-the other, and records every result in a second short transaction, for each row only if
-it still holds the claim.
+The outbox engine (``marketplace.outbox``) claims due sync rows in batches with a lease,
+calls the platform with no transaction open and records every answer while the claim
+holds. This kind says what is sent (the order's *current* state, built at claim time)
+and what an answer means for the order's sync row:
 
-* While a claim is live nobody else pushes that order, so two pushes of one order never
-  overlap and cannot overtake each other at the platform.
 * A change during the call bumps ``desired_version``; when the claimer records its
   result it sees the newer version and queues the next push (which sends the newer state).
 * A push that finds the version already pushed does nothing (duplicate wake-ups are free).
-* A worker that dies mid-batch leaves claims that expire after ``PUSH_LEASE_SECONDS``;
-  the next drain (or the sweeper's) claims those orders again. A batch stops sending
-  while it can still finish its current call before its lease ends.
+* A seller whose connection is not live: the order waits for the reconnect
+  (``push_recovery.orders_release_for_seller``), no attempt counted.
+* A 400 is a dead letter at once (unless a newer version waits: a different request).
 
-Why batches
------------
-Per order, the work around the HTTP call (a broker message, two transactions, a call-log
-row, an event) cost several times what the call itself costs. A *drain* claims up to
-``PUSH_BATCH_SIZE`` due orders with ``SKIP LOCKED`` (several workers drain side by side
-without waiting on each other), so those costs are paid once per batch. Wake-ups come
-from the doorbell (``services/doorbell.py``); a drain that finds a full batch rings it,
-so an idle worker joins in. ``order_push`` is the same code for one order (delayed
-retries, tests, admin tools).
-
-This module claims and runs the cycle; ``push_send.py`` calls the platform and
-``push_results.py`` records the answers. The sweeper, releases after a reconnect and
-admin retries are in ``push_recovery.py``.
+``order_push`` / ``orders_push`` push named orders (delayed retries, tests, admin tools);
+``orders_push_drain`` drains whatever is due (the doorbell's task).
 """
 
 from __future__ import annotations
 
-import logging
-import secrets
-import time
+import contextlib
+import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any, ClassVar, cast
 
 from django.conf import settings
-from django.db import transaction
 from django.db.models import Q
-from django.utils import timezone
 
-from marketplace.orders.models import Order, OrderSync
+from marketplace.orders.models import Order, OrderSync, SyncEvent
 from marketplace.orders.payloads import order_payload
-from marketplace.orders.services import doorbell
-from marketplace.orders.services.outbox import push_enqueue
-from marketplace.orders.services.push_results import (
-    MAX_COUNTDOWN_SECONDS,
-    SKIPPED,
-    Claim,
-    Events,
-    mark_waiting,
-    push_record,
-    syncs_save,
-)
-from marketplace.orders.services.push_send import push_send
+from marketplace.orders.services.call_outcome import seller_call_outcome
+from marketplace.orders.services.outbox import PUSH_DOORBELL, Events, push_enqueue
+from marketplace.outbox import drain
+from marketplace.outbox.kind import Answer, Claim, Journal, OutboxKind, Tuning
+from marketplace.outbox.outcomes import SKIPPED, Outcome
+from marketplace.platform.order_source import OrderSourceClient
 from sellers.models import PlatformConnection
-
-logger = logging.getLogger(__name__)
+from sellers.token_source import order_client_for
 
 Status = OrderSync.Status
+RESPONSE_EXCERPT_CHARS = 2000
 
 
-# --- claiming ---------------------------------------------------------------------------
+def call_budget_seconds() -> float:
+    """The longest one push can take: two attempts (401 → refresh → retry) and a refresh."""
+    return 3 * (settings.PLATFORM_CONNECT_TIMEOUT + settings.PLATFORM_READ_TIMEOUT)
 
 
-def _due(now: datetime) -> Q:
-    """Rows a drain may claim: pending or retrying, due, and not claimed by a live lease."""
-    # No tolerance: a retry due in a moment is not due yet. A platform's Retry-After of
-    # one second is a promise we keep, not a figure to round away.
-    return Q(status__in=[Status.PENDING, Status.RETRYING], next_attempt_at__lte=now) & (
-        Q(claim_token="") | Q(lease_until__lt=now)
-    )
+@dataclass(frozen=True)
+class OrderPut:
+    mp_order_number: str
+    payload: dict[str, Any]
+    connection: PlatformConnection
 
 
-def _skip_reason(sync: OrderSync, now: datetime, force: bool) -> str | None:
-    """Why this (locked) row must not be pushed now, or None if it may."""
-    if sync.pushed_version >= sync.desired_version:
+def mark_waiting(sync: OrderSync, reason: str, events: Events) -> None:
+    if sync.status != Status.WAITING_FOR_CONNECTION:
+        events.add(
+            sync, SyncEvent.Kind.WAITING_FOR_CONNECTION, reason, version=sync.desired_version
+        )
+    sync.status = Status.WAITING_FOR_CONNECTION
+    sync.next_attempt_at = None
+    sync.last_error = reason
+    sync.claim_token = ""
+    sync.lease_until = None
+
+
+class OrderPushKind(OutboxKind):
+    name = "order push"
+    model = OrderSync
+    open_statuses = (Status.PENDING, Status.RETRYING)
+    dead_status = Status.FAILED
+    tuning = Tuning.named("PUSH")
+    fields: ClassVar[list[str]] = ["status", "last_response", "last_pushed_at", "pushed_version"]
+    claim_fields: ClassVar[list[str] | None] = ["status", "claimed_version", "last_payload"]
+    claim_defer = ("last_response",)
+    record_defer = ("last_payload",)
+
+    def call_budget_seconds(self) -> float:
+        return call_budget_seconds()
+
+    def send_concurrency(self) -> int:
+        return int(settings.PUSH_SEND_CONCURRENCY)
+
+    def late(self, now: datetime) -> Q:
+        # Pending for longer than the grace period (a drain would have taken it) or a
+        # retry that is due: nothing may be on its way for these.
+        grace = now - timedelta(seconds=settings.PUSH_SWEEP_GRACE_SECONDS)
+        return Q(status=Status.PENDING, next_attempt_at__lte=grace) | Q(
+            status=Status.RETRYING, next_attempt_at__lte=now
+        )
+
+    def key_field(self) -> str:
+        return "order_id"
+
+    def key_of(self, row: Any) -> int:
+        return int(row.order_id)
+
+    def skip(self, row: Any, now: datetime, force: bool, changed: list[Any]) -> str | None:
+        sync = cast(OrderSync, row)
+        if sync.pushed_version < sync.desired_version:
+            return None
+        live_claim = sync.claim_token and sync.lease_until and sync.lease_until > now
+        if sync.status != Status.SYNCED and not live_claim:
+            sync.status = Status.SYNCED
+            sync.next_attempt_at = None
+            sync.claim_token = ""
+            sync.lease_until = None
+            changed.append(sync)
         return "up to date"
-    if sync.claim_token and sync.lease_until and sync.lease_until > now:
-        return "claimed"  # another worker is pushing; it re-queues if a newer version came
-    if sync.status == Status.FAILED and not force:
-        return "failed"  # dead letter: waits for a person
-    if (
-        sync.status == Status.RETRYING
-        and not force
-        and sync.next_attempt_at
-        and sync.next_attempt_at > now
-    ):
-        return "not due"  # its own wake-up or the sweeper comes back
-    return None
 
+    def journal(self) -> Journal:
+        return Events()
 
-def _push_claim(
-    *, order_ids: list[int] | None, force: bool = False, limit: int = 1
-) -> tuple[list[Claim], dict[int, str], int]:
-    """Claim the given orders, or (``order_ids=None``) up to ``limit`` due ones.
-
-    Returns the claims, the status of each row looked at but not claimed ("skipped" or
-    its new status) and how many rows were looked at.
-    """
-    now = timezone.now()
-    token = secrets.token_hex(16)
-    with transaction.atomic():
-        if order_ids is not None:
-            # Named orders wait for a row lock (ordered by id: no deadlock between batches).
-            locked = OrderSync.objects.select_for_update().filter(order_id__in=order_ids)
-            syncs = list(locked.order_by("id"))
-        else:
-            # Drains skip rows another transaction holds: that one is claiming or
-            # recording them, or changing the order (and will ring again).
-            locked = OrderSync.objects.select_for_update(skip_locked=True).filter(_due(now))
-            syncs = list(locked.order_by("next_attempt_at", "id")[:limit])
-        verdicts: dict[int, str] = {}
-        claimable: list[OrderSync] = []
-        changed: list[OrderSync] = []
-        for sync in syncs:
-            reason = _skip_reason(sync, now, force)
-            if reason is None:
-                claimable.append(sync)
-                continue
-            verdicts[sync.order_id] = SKIPPED
-            if reason == "not due" and sync.next_attempt_at is not None:
-                # Woken a moment early (another host's clock, a broker's rounding):
-                # come back when it is due rather than wait for the sweeper.
-                early = (sync.next_attempt_at - now).total_seconds()
-                if early <= MAX_COUNTDOWN_SECONDS:
-                    push_enqueue(order_id=sync.order_id, countdown=early)
-            live_claim = sync.claim_token and sync.lease_until and sync.lease_until > now
-            if reason == "up to date" and sync.status != Status.SYNCED and not live_claim:
-                sync.status = Status.SYNCED
-                sync.next_attempt_at = None
-                sync.claim_token = ""
-                sync.lease_until = None
-                changed.append(sync)
+    def prepare(
+        self, rows: list[Any], token: str, now: datetime, journal: Journal
+    ) -> tuple[list[Claim], dict[int, str]]:
+        events = cast(Events, journal)
         # Read the orders in a statement of their own, after the locks are held. Joined
         # into the locking query, Postgres would re-check only the locked sync rows after
         # waiting for a concurrent change and keep the order rows from before it: a new
         # version with the old state, pushed and marked synced (a lost update). Every
         # change bumps the version under the sync row's lock, so this read matches it.
-        orders = Order.objects.prefetch_related("lines").in_bulk([s.order_id for s in claimable])
+        orders = Order.objects.prefetch_related("lines").in_bulk([s.order_id for s in rows])
         connections = {
             c.seller_id: c
             for c in PlatformConnection.objects.filter(
                 seller_id__in={o.seller_id for o in orders.values()}
             )
         }
-        events = Events()
         claims: list[Claim] = []
-        lease_until = now + timedelta(seconds=settings.PUSH_LEASE_SECONDS)
-        for sync in claimable:
+        verdicts: dict[int, str] = {}
+        for sync in rows:
             order = orders[sync.order_id]
             connection = connections.get(order.seller_id)
             if connection is None or not connection.is_live:
                 mark_waiting(sync, "the seller's platform connection is not live", events)
                 verdicts[sync.order_id] = sync.status
-            else:
-                payload = order_payload(order)
-                sync.claim_token = token
-                sync.claimed_version = sync.desired_version
-                sync.lease_until = lease_until
-                sync.attempts += 1
-                sync.last_payload = payload
-                claims.append(
-                    Claim(
-                        order_id=order.id,
-                        mp_order_number=order.mp_order_number,
-                        token=token,
-                        version=sync.claimed_version,
-                        payload=payload,
-                        connection=connection,
-                    )
-                )
-            changed.append(sync)
-        syncs_save(changed, now)
-        events.write()
-    return claims, verdicts, len(syncs)
+                continue
+            payload = order_payload(order)
+            sync.claimed_version = sync.desired_version
+            sync.last_payload = payload
+            put = OrderPut(order.mp_order_number, payload, connection)
+            claims.append(
+                Claim(sync.pk, order.id, order.seller_id, token, sync.desired_version, put)
+            )
+        return claims, verdicts
+
+    def group_open(self, group: int, claims: list[Claim]) -> Any:
+        client = order_client_for(claims[0].data.connection)
+        # Read each seller's token here, once: sender threads then need no database.
+        with contextlib.suppress(Exception):  # send_one meets and records the error
+            client.access_token()
+        return client
+
+    def send_one(self, client: Any, claim: Claim) -> Outcome:
+        put = cast(OrderPut, claim.data)
+        source = cast(OrderSourceClient, client)
+        return seller_call_outcome(
+            lambda: source.put_order(put.mp_order_number, put.payload),
+            connection_id=put.connection.pk,
+            what=f"pushing order {put.mp_order_number}",
+        )
+
+    def done(self, row: Any, answer: Answer) -> None:
+        sync, claim = cast(OrderSync, row), cast(Claim, answer.claim)
+        sync.pushed_version = max(sync.pushed_version, claim.version)
+        sync.last_pushed_at = answer.now
+        response = json.dumps(answer.outcome.response or {}, default=str)
+        sync.last_response = response[:RESPONSE_EXCERPT_CHARS]
+        sync.last_error = ""
+        sync.last_error_status = None
+        sync.failures = 0
+        state = claim.data.payload.get("marketplace_state")
+        message = f"platform has the order as {state}"
+        _events(answer).add(sync, SyncEvent.Kind.PUSHED, message, version=claim.version)
+        if sync.desired_version > sync.pushed_version:
+            _newer_version_next(sync, answer.now)  # changed while we were pushing
+        else:
+            sync.status = Status.SYNCED
+            sync.next_attempt_at = None
+
+    def rejected(self, row: Any, answer: Answer) -> None:
+        sync, claim, outcome = cast(OrderSync, row), cast(Claim, answer.claim), answer.outcome
+        _events(answer).add(
+            sync,
+            SyncEvent.Kind.PUSH_FAILED,
+            f"platform rejected the order ({outcome.status}): {outcome.message}",
+            version=claim.version,
+            detail={"status": outcome.status},
+        )
+        if sync.desired_version > claim.version:
+            # A newer version is already waiting; it is a different request, so try it.
+            _newer_version_next(sync, answer.now)
+        else:
+            sync.status = Status.FAILED
+            sync.next_attempt_at = None
+
+    def waiting(self, row: Any, answer: Answer) -> None:
+        mark_waiting(cast(OrderSync, row), answer.outcome.message, _events(answer))
+
+    def retrying(self, row: Any, answer: Answer, delay: float, counts: bool) -> None:
+        sync = cast(OrderSync, row)
+        sync.status = Status.RETRYING
+        what = f"failure {sync.failures}" if counts else "rate limited"
+        message = f"{what}: {answer.outcome.message}; next attempt in {delay:.1f} s"
+        detail = {"status": answer.outcome.status, "delay_seconds": round(delay, 3)}
+        _history(answer, sync, SyncEvent.Kind.RETRY_SCHEDULED, message, detail)
+
+    def dead_letter(self, row: Any, answer: Answer) -> None:
+        sync = cast(OrderSync, row)
+        sync.status = Status.FAILED
+        sync.last_error = f"gave up after {sync.failures} failed attempts: {answer.outcome.message}"
+        sync.next_attempt_at = None
+        detail = {"status": answer.outcome.status}
+        _history(answer, sync, SyncEvent.Kind.PUSH_FAILED, sync.last_error, detail)
+
+    def wake(self, key: int, countdown: float | None = None) -> None:
+        push_enqueue(order_id=key, countdown=countdown)
+
+    def ring(self, *, force: bool = False) -> None:
+        PUSH_DOORBELL.ring(force=force)
+
+    def drain_begin(self) -> None:
+        PUSH_DOORBELL.clear()
 
 
-# --- entry points ---------------------------------------------------------------------------
+def _events(answer: Answer) -> Events:
+    return cast(Events, answer.journal)
 
 
-def _push_claimed(claims: list[Claim]) -> tuple[dict[int, str], int]:
-    """Send and record; returns the statuses and how many orders were actually sent."""
-    if not claims:
-        return {}, 0
-    outcomes = push_send(claims)
-    sent = sum(1 for outcome in outcomes.values() if outcome.kind != "unsent")
-    return push_record(claims, outcomes), sent
+def _history(
+    answer: Answer, sync: OrderSync, kind: str, message: str, detail: dict[str, Any]
+) -> None:
+    """An event of the version the answer was for (a lost worker's: the claimed one)."""
+    version = answer.claim.version if answer.claim else sync.claimed_version
+    _events(answer).add(sync, kind, message, version=version, detail=detail)
+
+
+def _newer_version_next(sync: OrderSync, now: datetime) -> None:
+    """A newer version than the one just sent is waiting: push it now, counting afresh."""
+    sync.status = Status.PENDING
+    sync.attempts = 0
+    sync.failures = 0
+    sync.next_attempt_at = now
+    push_enqueue(order_id=sync.order_id)
+
+
+ORDER_PUSH = OrderPushKind()
 
 
 def orders_push(*, order_ids: Iterable[int], force: bool = False) -> dict[int, str]:
@@ -201,8 +257,7 @@ def orders_push(*, order_ids: Iterable[int], force: bool = False) -> dict[int, s
     Returns each order's sync status afterwards ("skipped" when there was nothing to do).
     ``force`` pushes failed, waiting or not-yet-due orders now (admin tools).
     """
-    claims, verdicts, _ = _push_claim(order_ids=list(order_ids), force=force)
-    return {**verdicts, **_push_claimed(claims)[0]}
+    return drain.run(ORDER_PUSH, keys=order_ids, force=force)
 
 
 def order_push(*, order_id: int, force: bool = False) -> str:
@@ -215,26 +270,4 @@ def orders_push_drain(*, seconds: float | None = None) -> int:
 
     Returns how many orders were claimed. Runs side by side with other drains.
     """
-    budget = settings.PUSH_DRAIN_SECONDS if seconds is None else seconds
-    batch_size = settings.PUSH_BATCH_SIZE
-    # Before the first claim: a change committed after it must ring again.
-    doorbell.push_drain_doorbell_clear()
-    started = time.monotonic()
-    claimed = 0
-    while True:
-        claims, _, looked_at = _push_claim(order_ids=None, limit=batch_size)
-        if looked_at == 0:
-            return claimed
-        if looked_at == batch_size:
-            doorbell.push_drain_ring()  # there may be more: let an idle worker drain beside us
-        claimed += len(claims)
-        _, sent = _push_claimed(claims)
-        if claims and not sent:
-            # Nothing could be sent within the lease (PUSH_LEASE_SECONDS too short for the
-            # timeouts): do not spin; the orders stay due for the next drain.
-            logger.error("push batch sent nothing: PUSH_LEASE_SECONDS is below the call budget")
-            return claimed
-        if time.monotonic() - started > budget:
-            # Hand over rather than hog the worker process; the rest stays due.
-            doorbell.push_drain_ring(force=True)
-            return claimed
+    return drain.drain(ORDER_PUSH, seconds=seconds)

@@ -1,24 +1,24 @@
 """When pushes stall: the sweeper, releases after a reconnect, and admin retries.
 
 The broker only wakes workers; what is due is in the database. The sweeper (beat, every
-30 s) rings the push drain whenever a push is overdue (its wake-up was lost, or a retry
-came due without its own message arriving), and releases the orders of sellers who are
-connected again. Admins retry dead letters from the dashboard or the Django admin.
+30 s) rings the push drain whenever a push is overdue (the outbox engine's
+``overdue_wake``), and releases the orders of sellers who are connected again. Admins
+retry dead letters from the dashboard or the Django admin (``due_again``).
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from marketplace.db import rows_update
 from marketplace.orders.models import OrderSync, SyncEvent
-from marketplace.orders.services import doorbell
 from marketplace.orders.services.outbox import push_enqueue, sync_event_add
+from marketplace.orders.services.push import ORDER_PUSH
+from marketplace.outbox.sweep import due_again, overdue_wake
 from sellers.models import PlatformConnection
 
 Status = OrderSync.Status
@@ -30,25 +30,8 @@ def order_sync_sweep(*, now: datetime | None = None, limit: int | None = None) -
     Returns how many overdue pushes were found (at most ``limit``) plus how many orders
     were released.
     """
-    now = now or timezone.now()
     limit = limit or settings.PUSH_SWEEP_BATCH_SIZE
-    grace = timedelta(seconds=settings.PUSH_SWEEP_GRACE_SECONDS)
-    active = [Status.PENDING, Status.RETRYING]
-    # A row without a due time is found by no drain: make it due (none is written so
-    # today; this repairs rows from older code or hand edits).
-    OrderSync.objects.filter(status__in=active, next_attempt_at__isnull=True).update(
-        next_attempt_at=now, updated_at=now
-    )
-    unclaimed = Q(claim_token="") | Q(lease_until__lt=now)
-    # Pending for longer than the grace period (a drain would have taken it), a retry
-    # that is due, or a claim whose worker died: nothing may be on its way for these.
-    overdue = (
-        Q(status=Status.PENDING, next_attempt_at__lte=now - grace)
-        | Q(status=Status.RETRYING, next_attempt_at__lte=now)
-    ) & unclaimed
-    found = OrderSync.objects.filter(overdue).order_by().values("id")[:limit].count()
-    if found:
-        doorbell.push_drain_ring(force=True)
+    found = overdue_wake(ORDER_PUSH, limit=limit, now=now)
     released = 0
     waiting_sellers = (
         OrderSync.objects.filter(
@@ -102,16 +85,12 @@ def orders_release_for_seller(*, seller_id: int, limit: int | None = None) -> in
 
 def order_sync_retry(*, order_id: int, actor: str) -> OrderSync:
     """An admin asks to push this order again now (usually a failed one)."""
-    now = timezone.now()
     with transaction.atomic():
         sync = OrderSync.objects.select_for_update().get(order_id=order_id)
         if sync.status in {Status.SYNCED} and sync.pushed_version >= sync.desired_version:
             return sync
-        sync.status = Status.PENDING
-        sync.attempts = 0
-        sync.failures = 0
-        sync.next_attempt_at = now
-        sync.save()
+        due_again(ORDER_PUSH, OrderSync.objects.filter(pk=sync.pk))
+        sync.refresh_from_db()
         sync_event_add(
             order_id=order_id,
             kind=SyncEvent.Kind.ADMIN_RETRY,

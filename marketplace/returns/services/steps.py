@@ -3,21 +3,22 @@
 Each ``PlatformStep`` is written in the transaction that makes it necessary (a return
 stored by intake → push it; a decision → mark complete or report errors), so none is
 lost; on commit a wake-up is queued, and the beat sweeper drains whatever is due anyway
-(a lost message only delays). Like the order push (``orders/services/push.py``): a
-drain *claims* due rows in a short transaction (``SKIP LOCKED``, a lease), calls the
-platform with no transaction open, and records each answer only while it still holds
-the claim.
+(a lost message only delays). The return step kind of the outbox engine
+(``marketplace.outbox``), like the order push: a drain *claims* due rows in a short
+transaction (``SKIP LOCKED``, a lease), calls the platform with no transaction open, and
+records the answers only while it still holds the claim.
 
 * A return's push waits until its order is on the platform (``OrderSync.pushed_version``):
   never overtaken by its own order.
 * A 429 (or a held embargo) comes back when the platform said, not counted as a failure;
-  other transient failures back off (``orders.backoff``) and, after
+  other transient failures back off (``outbox.backoff``) and, after
   ``RETURN_STEP_MAX_FAILURES``, the step is a dead letter staff can retry; a 4xx is a dead
   letter at once (the platform refuses the call as it is). A claim whose worker died
   before recording an answer (its lease ran out) counts as a failure too.
 * A seller whose connection is not live: the step waits, doubling from a minute up to an
   hour, ``RETURN_STEP_MAX_CONNECTION_WAITS`` times; then it is a dead letter staff see,
   which resumes by itself once the seller's connection is back (``_reconnected_resume``).
+  These waits have no jitter: they wait for the seller, not for a loaded platform.
 * Every call is idempotent at the platform (PUT of the same body, ``complete`` once
   complete, the same errors body again), so a step whose answer was lost is simply sent
   again.
@@ -32,18 +33,21 @@ the claim.
 
 from __future__ import annotations
 
-import logging
-import secrets
-from collections import defaultdict
+from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, ClassVar, cast
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 
-from marketplace.orders.backoff import push_backoff_seconds, rate_limited_wait_seconds
+from marketplace.enqueue import task_enqueue
+from marketplace.outbox import drain
+from marketplace.outbox.backoff import backoff_seconds
+from marketplace.outbox.claim import MAX_COUNTDOWN_SECONDS
+from marketplace.outbox.kind import Answer, Claim, Journal, OutboxKind, Tuning
+from marketplace.outbox.outcomes import WORKER_LOST, Outcome
+from marketplace.outbox.sweep import due_again
 from marketplace.returns.models import (
     PlatformStep,
     RefundStatus,
@@ -54,12 +58,13 @@ from marketplace.returns.models import (
     StepStatus,
 )
 from marketplace.returns.services.errors_reread import decision_drop
-from marketplace.returns.services.step_calls import step_call
+from marketplace.returns.services.step_calls import ORDER_NOT_ON_PLATFORM, SUPERSEDED, step_call
 from sellers.models import PlatformConnection
 from sellers.token_source import order_client_for
 
-logger = logging.getLogger(__name__)
+__all__ = ["WORKER_LOST", "return_steps_drain", "step_add", "step_retry"]
 
+RETURN_STEPS_DRAIN_TASK = "marketplace.returns.tasks.return_steps_drain_task"
 OPEN = (StepStatus.PENDING, StepStatus.RETRYING)
 # A seller whose connection is not live: look again after this long, doubling up to the
 # ceiling; after RETURN_STEP_MAX_CONNECTION_WAITS looks the step is a dead letter.
@@ -70,14 +75,11 @@ CONNECTION_DEAD_LETTER = (
     "the seller's platform connection is not live: gave up waiting; "
     "sent again once the seller reconnects"
 )
-WORKER_LOST = "the worker sending this step stopped before it recorded an answer"
 
 
 def steps_wake() -> None:
     """Queue a drain once the current transaction commits."""
-    from marketplace.returns.tasks import return_steps_drain_task  # tasks import services
-
-    transaction.on_commit(return_steps_drain_task.delay)
+    task_enqueue(RETURN_STEPS_DRAIN_TASK)
 
 
 def step_add(
@@ -117,179 +119,139 @@ def step_add(
 
 def step_retry(*, step_id: int) -> bool:
     """Staff's retry of a dead letter (or a waiting step): due now, failures forgotten."""
-    updated = PlatformStep.objects.filter(pk=step_id).exclude(status=StepStatus.DONE)
-    changed = updated.update(
-        status=StepStatus.PENDING,
-        failures=0,
-        next_attempt_at=timezone.now(),
-        claim_token="",
-        lease_until=None,
-        updated_at=timezone.now(),
-    )
+    rows = PlatformStep.objects.filter(pk=step_id).exclude(status=StepStatus.DONE)
+    changed = due_again(RETURN_STEP, rows)
     if changed:
         steps_wake()
     return bool(changed)
 
 
-# --- the drain ----------------------------------------------------------------------------
+class ReturnStepKind(OutboxKind):
+    """A return's or a refund's call: one row per call, sent in order per seller."""
 
-
-def _due(now: datetime) -> Q:
-    return Q(status__in=OPEN, next_attempt_at__lte=now) & (
-        Q(claim_token="") | Q(lease_until__lt=now)
+    name = "return step"
+    model = PlatformStep
+    open_statuses = OPEN
+    dead_status = StepStatus.FAILED
+    # Its own lease, batch and limit; the pushes' drain time and backoff.
+    tuning = replace(
+        Tuning.named("RETURN_STEP"),
+        drain="PUSH_DRAIN_SECONDS",
+        backoff_base="PUSH_BACKOFF_BASE",
+        backoff_cap="PUSH_BACKOFF_CAP",
     )
+    fields: ClassVar[list[str]] = ["status", "done_at"]
 
+    def call_budget_seconds(self) -> float:
+        # An errors call reads before it writes: two calls, each possibly refreshing.
+        return 4 * (settings.PLATFORM_CONNECT_TIMEOUT + settings.PLATFORM_READ_TIMEOUT)
 
-def _claim(*, step_ids: list[int] | None, limit: int) -> tuple[str, list[PlatformStep]]:
-    now = timezone.now()
-    token = secrets.token_hex(16)
-    with transaction.atomic():
-        query = PlatformStep.objects.select_for_update(skip_locked=True).filter(_due(now))
-        if step_ids is not None:
-            query = query.filter(pk__in=step_ids)
-        steps = list(query.order_by("next_attempt_at", "id")[:limit])
-        for step in steps:
-            if step.claim_token:  # the last claim's lease ran out unanswered: a lost worker
-                step.failures += 1
-                step.last_error = WORKER_LOST
-                if step.failures >= settings.RETURN_STEP_MAX_FAILURES:
-                    step.status = StepStatus.FAILED
-                    step.next_attempt_at = None
-                    step.claim_token = ""
-                    step.lease_until = None
-                    continue
-            step.claim_token = token
-            step.lease_until = now + timedelta(seconds=settings.RETURN_STEP_LEASE_SECONDS)
-            step.attempts += 1
-        PlatformStep.objects.bulk_update(
-            steps,
-            [
-                "claim_token",
-                "lease_until",
-                "attempts",
-                "failures",
-                "last_error",
-                "status",
-                "next_attempt_at",
-            ],
+    def skip(self, row: Any, now: datetime, force: bool, changed: list[Any]) -> str | None:
+        return None if row.status in OPEN else "closed"
+
+    def prepare(
+        self, rows: list[Any], token: str, now: datetime, journal: Journal
+    ) -> tuple[list[Claim], dict[int, str]]:
+        claims = [Claim(row.pk, row.pk, row.seller_id, token, row.version, row) for row in rows]
+        return claims, {}
+
+    def group_open(self, group: int, claims: list[Claim]) -> Any:
+        connection = PlatformConnection.objects.filter(seller_id=group).first()
+        if connection is None or not connection.is_live:
+            return Outcome("waiting", "the seller's platform connection is not live")
+        return (order_client_for(connection), connection.pk)
+
+    def order(self, claims: list[Claim]) -> list[Claim]:
+        # A seller's calls in the order they were made necessary (a return is pushed
+        # before it is marked complete).
+        return sorted(claims, key=lambda c: (c.group, c.pk))
+
+    def send_one(self, client: Any, claim: Claim) -> Outcome:
+        source, connection_id = client
+        return step_call(source, cast(PlatformStep, claim.data), connection_id=connection_id)
+
+    def done(self, row: Any, answer: Answer) -> None:
+        step = cast(PlatformStep, row)
+        step.last_error = answer.outcome.message[:2000]
+        step.last_error_status = None
+        step.status = StepStatus.DONE
+        step.done_at = answer.now
+        step.next_attempt_at = None
+        _after_done(step)
+
+    def waiting(self, row: Any, answer: Answer) -> None:
+        # Counted with the failures: a connection that never comes back must not keep
+        # the step (and the drain) busy for ever.
+        step = cast(PlatformStep, row)
+        step.failures += 1
+        step.last_error = answer.outcome.message[:2000]
+        step.last_error_status = answer.outcome.status
+        if step.failures >= settings.RETURN_STEP_MAX_CONNECTION_WAITS:
+            step.status = StepStatus.FAILED
+            step.last_error = CONNECTION_DEAD_LETTER
+            step.next_attempt_at = None
+            return
+        step.status = StepStatus.RETRYING
+        wait = backoff_seconds(
+            step.failures,
+            base=WAIT_FOR_CONNECTION_SECONDS,
+            cap=WAIT_FOR_CONNECTION_CEILING_SECONDS,
+            rand=lambda: 1.0,  # no jitter (see the module docstring)
         )
-    return token, [step for step in steps if step.status != StepStatus.FAILED]
+        step.next_attempt_at = answer.now + timedelta(seconds=wait)
+
+    def other(self, row: Any, answer: Answer) -> None:
+        step, outcome = cast(PlatformStep, row), answer.outcome
+        step.last_error = outcome.message[:2000]
+        step.last_error_status = outcome.status
+        if outcome.kind == SUPERSEDED:
+            step.status = StepStatus.SUPERSEDED
+            step.done_at = answer.now
+            step.next_attempt_at = None
+            decision_drop(step)
+        elif outcome.kind == ORDER_NOT_ON_PLATFORM:
+            step.status = StepStatus.PENDING
+            step.attempts = max(0, step.attempts - 1)
+            wait = float(settings.RETURN_PUSH_ORDER_WAIT_SECONDS)
+            step.next_attempt_at = answer.now + timedelta(seconds=wait)
+            self.wake(step.pk, countdown=wait)
+        else:
+            super().other(row, answer)
+
+    def wake(self, key: int, countdown: float | None = None) -> None:
+        if not countdown:
+            steps_wake()
+        elif countdown <= MAX_COUNTDOWN_SECONDS:
+            task_enqueue(RETURN_STEPS_DRAIN_TASK, countdown=countdown)
+
+    def ring(self, *, force: bool = False) -> None:
+        steps_wake()
+
+    def drain_begin(self) -> None:
+        _reconnected_resume()
 
 
-def return_steps_drain(*, step_ids: list[int] | None = None, rounds: int = 20) -> int:
+RETURN_STEP = ReturnStepKind()
+
+
+def return_steps_drain(*, step_ids: list[int] | None = None) -> int:
     """Run due steps in batches (or only ``step_ids``); returns how many were run."""
-    ran = 0
-    _reconnected_resume()
-    for _ in range(rounds):
-        token, steps = _claim(step_ids=step_ids, limit=settings.RETURN_STEP_BATCH_SIZE)
-        if not steps:
-            break
-        by_seller: dict[int, list[PlatformStep]] = defaultdict(list)
-        for step in steps:
-            by_seller[step.seller_id].append(step)
-        for seller_id, seller_steps in by_seller.items():
-            _run_seller_steps(seller_id, seller_steps, token)
-        ran += len(steps)
-        if step_ids is not None:
-            break
-    return ran
+    if step_ids is not None:
+        _reconnected_resume()
+        statuses = drain.run(RETURN_STEP, keys=step_ids)
+        return sum(1 for status in statuses.values() if status != "skipped")
+    return drain.drain(RETURN_STEP)
 
 
 def _reconnected_resume() -> int:
     """Dead letters that gave up waiting for a seller's connection, due again now that it
     is connected (the drain runs every 30 s from beat, so a reconnect is seen soon)."""
-    changed = PlatformStep.objects.filter(
+    rows = PlatformStep.objects.filter(
         status=StepStatus.FAILED,
         last_error=CONNECTION_DEAD_LETTER,
         seller__connection__state=PlatformConnection.State.CONNECTED,
-    ).update(
-        status=StepStatus.PENDING,
-        failures=0,
-        next_attempt_at=timezone.now(),
-        updated_at=timezone.now(),
     )
-    return changed
-
-
-def _run_seller_steps(seller_id: int, steps: list[PlatformStep], token: str) -> None:
-    connection = PlatformConnection.objects.filter(seller_id=seller_id).first()
-    if connection is None or not connection.is_live:
-        for step in steps:
-            _record(step, token, "waiting", "the seller's platform connection is not live")
-        return
-    client = order_client_for(connection)
-    held: tuple[str, str, float | None] | None = None
-    for step in sorted(steps, key=lambda s: s.id):
-        if held is not None:  # a 429 or a lost grant holds the seller's other steps
-            _record(step, token, held[0], held[1], retry_after=held[2])
-            continue
-        kind, message, status, retry_after = step_call(client, step)
-        _record(step, token, kind, message, status=status, retry_after=retry_after)
-        if kind in ("rate_limited", "waiting"):
-            held = (kind, message, retry_after)
-
-
-def _record(
-    step: PlatformStep,
-    token: str,
-    kind: str,
-    message: str,
-    *,
-    status: int | None = None,
-    retry_after: float | None = None,
-) -> None:
-    now = timezone.now()
-    with transaction.atomic():
-        locked = PlatformStep.objects.select_for_update().filter(pk=step.pk, claim_token=token)
-        row = locked.first()
-        if row is None:
-            return  # our lease ran out and another drain has it now
-        row.claim_token = ""
-        row.lease_until = None
-        row.last_error = message[:2000]
-        row.last_error_status = status
-        if kind == "ok":
-            row.status = StepStatus.DONE
-            row.done_at = now
-            row.next_attempt_at = None
-            _after_done(row)
-        elif kind == "superseded":
-            row.status = StepStatus.SUPERSEDED
-            row.done_at = now
-            row.next_attempt_at = None
-            decision_drop(row)
-        elif kind == "order_not_on_platform":
-            row.status = StepStatus.PENDING
-            row.attempts = max(0, row.attempts - 1)
-            row.next_attempt_at = now + timedelta(seconds=settings.RETURN_PUSH_ORDER_WAIT_SECONDS)
-        elif kind == "waiting":
-            # Counted with the failures: a connection that never comes back must not keep
-            # the step (and the drain) busy for ever.
-            row.failures += 1
-            if row.failures >= settings.RETURN_STEP_MAX_CONNECTION_WAITS:
-                row.status = StepStatus.FAILED
-                row.last_error = CONNECTION_DEAD_LETTER
-                row.next_attempt_at = None
-            else:
-                row.status = StepStatus.RETRYING
-                wait = min(
-                    WAIT_FOR_CONNECTION_SECONDS * 2 ** (row.failures - 1),
-                    WAIT_FOR_CONNECTION_CEILING_SECONDS,
-                )
-                row.next_attempt_at = now + timedelta(seconds=wait)
-        elif kind == "rate_limited":
-            row.status = StepStatus.RETRYING
-            row.next_attempt_at = now + timedelta(seconds=rate_limited_wait_seconds(retry_after))
-        else:
-            row.failures += 1
-            if kind == "rejected" or row.failures >= settings.RETURN_STEP_MAX_FAILURES:
-                row.status = StepStatus.FAILED
-                row.next_attempt_at = None
-            else:
-                row.status = StepStatus.RETRYING
-                wait = max(push_backoff_seconds(row.failures), retry_after or 0.0)
-                row.next_attempt_at = now + timedelta(seconds=wait)
-        row.save()
+    return due_again(RETURN_STEP, rows)
 
 
 def _after_done(step: PlatformStep) -> None:

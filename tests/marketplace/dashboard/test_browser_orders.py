@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from marketplace.orders.models import Order, OrderSync, ValidationProblem
-from marketplace.orders.services.push_results import RESPONSE_EXCERPT_CHARS
+from marketplace.orders.services.push import RESPONSE_EXCERPT_CHARS
 from tests.marketplace.dashboard.builders import build_world
 from tests.marketplace.dashboard.test_browser import sign_in
 

@@ -14,8 +14,8 @@ from django.conf import settings as django_settings
 from django.utils import timezone
 
 from marketplace.orders.models import OrderSync, SyncEvent
-from marketplace.orders.services import doorbell
 from marketplace.orders.services.intake import order_cancel, order_state_change
+from marketplace.orders.services.outbox import PUSH_DOORBELL
 from marketplace.orders.services.push import order_push, orders_push_drain
 from marketplace.orders.services.push_recovery import (
     order_sync_retry,
@@ -311,15 +311,15 @@ def test_a_batch_never_starts_a_call_that_could_outlive_its_lease(
 
 @pytest.mark.skipif(not django_settings.REDIS_URL, reason="the doorbell dedupes in Redis only")
 def test_many_changes_ring_one_drain_until_it_starts(monkeypatch: pytest.MonkeyPatch) -> None:
-    from marketplace.orders import tasks
+    from marketplace.outbox import doorbell
 
-    sent: list[int] = []
-    monkeypatch.setattr(tasks.orders_push_drain_task, "delay", lambda: sent.append(1))
-    doorbell.push_drain_doorbell_clear()
-    rang = [doorbell.push_drain_ring() for _ in range(50)]
+    sent: list[str] = []
+    monkeypatch.setattr(doorbell, "task_enqueue", lambda name, **_: sent.append(name))
+    PUSH_DOORBELL.clear()
+    rang = [PUSH_DOORBELL.ring() for _ in range(50)]
     assert (rang.count(True), len(sent)) == (1, 1)
-    doorbell.push_drain_doorbell_clear()  # the drain starts: the next change rings again
-    assert doorbell.push_drain_ring() is True
-    assert doorbell.push_drain_ring(force=True) is True  # the sweeper always gets through
+    PUSH_DOORBELL.clear()  # the drain starts: the next change rings again
+    assert PUSH_DOORBELL.ring() is True
+    assert PUSH_DOORBELL.ring(force=True) is True  # the sweeper always gets through
     assert len(sent) == 3
-    doorbell.push_drain_doorbell_clear()
+    PUSH_DOORBELL.clear()

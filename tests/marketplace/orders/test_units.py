@@ -1,4 +1,4 @@
-"""Payload builder, backoff, 429 header parsing and the rate budget."""
+"""Payload builder, 429 header parsing and the rate budget."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from marketplace.orders.backoff import push_backoff_seconds, rate_limited_wait_seconds
 from marketplace.orders.payloads import order_payload
 from tests.marketplace.conftest import make_order
 
@@ -74,19 +73,3 @@ def test_payload_without_optional_fields_leaves_them_out(seller: Any) -> None:
     payload = order_payload(order)
     for key in ("location", "delivery_notes", "earliest_ship_date", "latest_ship_date"):
         assert key not in payload
-
-
-def test_backoff_grows_exponentially_with_bounded_jitter() -> None:
-    low = [push_backoff_seconds(n, base=2, cap=100, rand=lambda: 0.0) for n in range(1, 8)]
-    high = [push_backoff_seconds(n, base=2, cap=100, rand=lambda: 1.0) for n in range(1, 8)]
-    assert low == [1, 2, 4, 8, 16, 32, 50]
-    assert high == [2, 4, 8, 16, 32, 64, 100]
-    for n in range(1, 8):
-        assert low[n - 1] <= push_backoff_seconds(n, base=2, cap=100) <= high[n - 1]
-
-
-def test_rate_limited_wait_uses_the_platforms_word_or_the_default(settings: Any) -> None:
-    settings.PUSH_RATE_LIMIT_DEFAULT_WAIT = 30
-    assert rate_limited_wait_seconds(4) == 4
-    assert rate_limited_wait_seconds(0) == 1
-    assert rate_limited_wait_seconds(None) == 30
