@@ -23,7 +23,7 @@ def backoff_seconds(
     rand: Callable[[], float] = random.random,
 ) -> float:
     """Delay before retry number ``failures`` (1 = after the first failure)."""
-    nominal = min(cap, base * 2 ** max(0, failures - 1))
+    nominal = min(cap, base * 2.0 ** max(0, failures - 1))
     return nominal / 2 + rand() * nominal / 2
 
 

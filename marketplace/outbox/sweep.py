@@ -9,6 +9,7 @@ letter (or anything waiting) due again now, failures forgotten.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from django.db.models import Q, QuerySet
 from django.utils import timezone
@@ -34,7 +35,7 @@ def overdue_wake(kind: OutboxKind, *, limit: int, now: datetime | None = None) -
     return len(keys)
 
 
-def due_again(kind: OutboxKind, rows: QuerySet, *, now: datetime | None = None) -> int:
+def due_again(kind: OutboxKind, rows: QuerySet[Any], *, now: datetime | None = None) -> int:
     """Staff's retry: these rows due now, failures and attempts forgotten. A live claim is
     left alone (its worker records, then the row is sent again); an expired one is
     cleared, so the retry is not counted as a lost worker. Returns how many rows."""
