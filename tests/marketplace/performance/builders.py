@@ -12,7 +12,7 @@ from marketplace.catalog.models import FeedRun
 from marketplace.orders.models import LineCancellation, Order, Shipment, ValidationProblem
 from marketplace.returns.models import Return, ReturnLine, SellerRefund, SellerRefundLine
 from sellers.models import Seller
-from tests.factories import OrderFactory, SellerFactory
+from tests.support.factories import OrderFactory, SellerFactory
 
 # Noon UTC: every day below is the same calendar day in UTC whatever the hour.
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)

@@ -11,9 +11,9 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from marketplace.performance.refresh import scorecards_refresh
-from tests.factories import password_of
 from tests.marketplace.dashboard.test_browser import sign_in
 from tests.marketplace.performance.builders import NOW, Sellers, known_data
+from tests.support.factories import password_of
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -13,9 +13,9 @@ from django.conf import settings
 from marketplace import glossary
 from marketplace.performance.measures import MEASURES
 from marketplace.performance.refresh import scorecards_refresh
-from tests.app_fixtures import signed_in
-from tests.factories import StaffUserFactory
 from tests.marketplace.performance.builders import NOW, Sellers, known_data
+from tests.support.app_fixtures import signed_in
+from tests.support.factories import StaffUserFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -17,8 +17,8 @@ from marketplace.performance.crossings import crossing_emails_send
 from marketplace.performance.models import Crossing, Scorecard
 from marketplace.performance.refresh import moment_at, scorecards_refresh
 from marketplace.performance.selectors import orders_behind
-from tests.factories import OrderFactory
 from tests.marketplace.performance.builders import EXPECTED, NOW, ago, known_data, order
+from tests.support.factories import OrderFactory
 
 pytestmark = pytest.mark.django_db
 
