@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from django.conf import settings
 from django.db import connection as db_connection
 from django.db.models import (
     Count,
@@ -31,7 +30,6 @@ from marketplace.db import count_subquery
 from marketplace.orders.models import (
     Order,
     OrderSync,
-    SellerPullState,
     SyncEvent,
     ValidationProblem,
 )
@@ -40,6 +38,8 @@ from marketplace.orders.selectors import (
     order_list,
 )
 from marketplace.platform.models import PlatformCall
+from marketplace.sync.models import SellerSync
+from marketplace.sync.selectors import sellers_failing_pulls
 from sellers.models import ConnectionEvent, PlatformConnection, Seller
 
 ConnState = PlatformConnection.State
@@ -107,7 +107,7 @@ class Overview:
     chart: list[HourBucket]
     needs_reauth: list[Seller]
     failed_orders: list[Order]
-    failing_pulls: list[SellerPullState]
+    failing_pulls: list[SellerSync]
 
     @property
     def push_lag(self) -> timedelta | None:
@@ -308,11 +308,7 @@ def overview_get(*, now: datetime) -> Overview:
             .order_by("-sync__updated_at")[:ATTENTION_LIMIT]
         ),
         # Sellers whose pulls failed several times in a row (indexed, limited).
-        failing_pulls=list(
-            SellerPullState.objects.filter(consecutive_failures__gte=settings.PULL_FAILING_AFTER)
-            .select_related("seller")
-            .order_by("-consecutive_failures", "seller_id")[:ATTENTION_LIMIT]
-        ),
+        failing_pulls=sellers_failing_pulls(limit=ATTENTION_LIMIT),
     )
 
 
@@ -334,11 +330,9 @@ def seller_list(
     *, search: str = "", state: str = "", has_failures: bool = False, sort: str = "name"
 ) -> QuerySet[Seller]:
     """Sellers with their connection state, failed-push count, order count and last pull."""
-    sellers = Seller.objects.select_related(
-        "user", "connection", "pull_state", "pull_schedule"
-    ).annotate(
+    sellers = Seller.objects.select_related("user", "connection", "sync").annotate(
         conn_state=Coalesce(F("connection__state"), Value(ConnState.NOT_CONNECTED)),
-        last_pull=F("pull_state__last_success_at"),
+        last_pull=F("sync__last_success_at"),
         failures=count_subquery(
             OrderSync.objects.filter(order__seller=OuterRef("pk"), status=SyncStatus.FAILED),
             "order__seller",
@@ -359,11 +353,7 @@ def seller_list(
 
 
 def seller_get(*, seller_id: int) -> Seller | None:
-    return (
-        Seller.objects.select_related("user", "connection", "pull_state", "pull_schedule")
-        .filter(pk=seller_id)
-        .first()
-    )
+    return Seller.objects.select_related("user", "connection", "sync").filter(pk=seller_id).first()
 
 
 def seller_connection_events(*, seller_id: int, limit: int = 30) -> list[ConnectionEvent]:
@@ -418,7 +408,3 @@ def order_calls(*, order: Order, limit: int = RECENT_CALLS) -> list[PlatformCall
 
 def order_history(*, order_id: int, limit: int = 100) -> list[SyncEvent]:
     return list(SyncEvent.objects.filter(order_id=order_id).order_by("-created_at", "-id")[:limit])
-
-
-def seller_pull_state(*, seller_id: int) -> SellerPullState | None:
-    return SellerPullState.objects.filter(seller_id=seller_id).first()

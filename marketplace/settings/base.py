@@ -140,6 +140,7 @@ INSTALLED_APPS = [
     "marketplace.platform",
     "marketplace.orders",
     "marketplace.returns",
+    "marketplace.sync",
     "marketplace.dashboard",
     "marketplace.catalog",
     "marketplace.portal",

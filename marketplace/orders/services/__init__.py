@@ -5,7 +5,7 @@ push:        order_push, orders_push, orders_push_drain
 push_recovery: order_sync_sweep, orders_release_for_seller, order_sync_retry,
              seller_failed_orders_retry
 doorbell:    push_drain_ring (wakes a drain; outbox.push_enqueue rings it on commit)
-pull:        seller_pull, sellers_pull_fan_out
+pull:        orders_pull (one seller's listing; marketplace.sync runs it)
 fulfillment: order_fulfillment_pull, order_fulfillment_apply, order_problems_report,
              order_settle
 api_keys:    api_key_create, api_key_authenticate, api_key_revoke

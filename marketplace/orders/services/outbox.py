@@ -14,7 +14,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from marketplace.orders.models import Order, OrderSync, SyncEvent
-from sellers.pull_schedule import REASON_ORDER_CHANGED, REASON_ORDER_PLACED, pull_schedule_wake
 
 
 def push_enqueue(*, order_id: int, countdown: float | None = None) -> None:
@@ -68,8 +67,8 @@ def order_sync_create(*, order: Order, actor: str) -> OrderSync:
         actor=actor,
         message=f"order received as {order.state}",
     )
-    # The seller has open work now: a backed-off pull schedule comes back to the interval.
-    pull_schedule_wake(seller_id=order.seller_id, reason=REASON_ORDER_PLACED)
+    # Open work for the seller: the sync's next tick brings a backed-off pull schedule back
+    # to the interval (marketplace.sync.schedule.sync_wake_open_work).
     push_enqueue(order_id=order.id)
     return sync
 
@@ -103,6 +102,5 @@ def order_sync_mark_changed(*, order: Order, actor: str, message: str) -> OrderS
         actor=actor,
         message=message,
     )
-    pull_schedule_wake(seller_id=order.seller_id, reason=REASON_ORDER_CHANGED)
     push_enqueue(order_id=order.id)
     return sync
