@@ -102,7 +102,7 @@ def _simulate(
     from django.conf import settings
 
     from marketplace.orders import tasks
-    from marketplace.orders.services.pull import sellers_pull_fan_out
+    from marketplace.sync.fan_out import sellers_pull_fan_out
     from sellers.pull_schedule import open_work_reasons, pull_schedule_after_pull
 
     period = settings.PULL_FAN_OUT_EVERY_SECONDS
@@ -175,7 +175,7 @@ def _fan_out_with_due(*, due: int, at: datetime, repeat: int, rng: random.Random
     """Median wall ms of one fan-out tick that finds exactly ``due`` sellers due (a fresh
     random sample each time, every other seller due later): the population alone varies."""
     from marketplace.orders import tasks
-    from marketplace.orders.services.pull import sellers_pull_fan_out
+    from marketplace.sync.fan_out import sellers_pull_fan_out
     from sellers.models import PullSchedule
 
     ids = list(PullSchedule.objects.values_list("seller_id", flat=True))

@@ -55,7 +55,7 @@ def _pull_in_child(env: BenchEnvironment, seller_id: int) -> dict[str, Any]:
 def run(env: BenchEnvironment, *, small: int = 1000, large: int = 10_000) -> dict[str, Any]:
     from marketplace.orders.models import Order
     from marketplace.orders.payloads import order_payload
-    from marketplace.orders.services.pull import seller_pull
+    from marketplace.sync.pull import seller_pull
 
     assert env.sandbox is not None
     sandbox = env.sandbox
@@ -112,7 +112,7 @@ def run(env: BenchEnvironment, *, small: int = 1000, large: int = 10_000) -> dic
 
     def idle_pull(seller_id: int) -> dict[str, Any]:
         before = sandbox.state()
-        again = seller_pull(seller_id=seller_id)
+        again = seller_pull(seller_id=seller_id).orders
         after = sandbox.state()
         return {
             "list_requests": _endpoint_total(after, "list_orders")
@@ -131,7 +131,7 @@ def run(env: BenchEnvironment, *, small: int = 1000, large: int = 10_000) -> dic
         late = (connection.access_token, number, {**payload, "mp_order_number": number})
         orders_put(sandbox.api_url, [late], 1, what="placing orders", read_timeout=30)
         sandbox.ship(number, seller=name)
-        seller_pull(seller_id=seller.id)  # catches up (re-lists the burst once more)
+        seller_pull(seller_id=seller.id).orders  # catches up (re-lists the burst once more)
     idle = {str(sizes[s.id]): idle_pull(s.id) for s in sellers}
     settings.PULL_CURSOR_OVERLAP = overlap
 
@@ -166,12 +166,12 @@ def _child(seller_id: int) -> None:
     import django
 
     django.setup()
-    from marketplace.orders.services.pull import seller_pull
+    from marketplace.sync.pull import seller_pull
 
     tracemalloc.start()
     base, _ = tracemalloc.get_traced_memory()
     started = time.perf_counter()
-    result = seller_pull(seller_id=seller_id)
+    result = seller_pull(seller_id=seller_id).orders
     seconds = time.perf_counter() - started
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()

@@ -72,8 +72,8 @@ class PlatformConnection(models.Model):
         ordering = ["id"]
         indexes = [
             models.Index(fields=["state"], name="conn_state_idx"),
-            # The sync's sweep looks for connects of the last day whose pull was not
-            # scheduled (a lost message): recent connects only, not every connection.
+            # The sync's tick looks for connects not started yet: recent ones only, through
+            # this index, not every connection (marketplace/sync/connect.py).
             models.Index(fields=["connected_at"], name="conn_connected_at_idx"),
             # The beat sweeps ask "connected and expiring before T, soonest first": state
             # first, then the expiry, so one index range scan answers them in order.

@@ -55,12 +55,8 @@ FORCE_REFRESH_DEBOUNCE = timedelta(seconds=5)
 # Spread queued refreshes so a burst of expiring tokens does not hit the platform at once.
 REFRESH_JITTER_SECONDS = 30
 
-# Tasks started from here, by name (``marketplace.enqueue``): a refresh of one grant, and
-# the sync's start of a seller whose connection went live (its first pull is due now;
-# their orders that waited for the grant go out). The sync app sits above this one: the
-# name is the whole contract, and its beat sweep catches a message that was lost.
+# Started from here by name (``marketplace.enqueue``): tasks import this module.
 CONNECTION_REFRESH_TASK = "sellers.tasks.connection_refresh_task"
-SELLER_CONNECTED_TASK = "marketplace.sync.tasks.seller_connected_task"
 
 Actor = AbstractBaseUser | AnonymousUser | None
 State = PlatformConnection.State
@@ -242,9 +238,8 @@ def connection_grant_store(
             detail=_connected_detail(previous),
         )
         logger.info("seller %s connected (generation %s)", seller.id, connection.generation)
-        # On commit: the seller's first pull is due now and the orders that waited for the
-        # grant go out (marketplace.sync; a lost message is caught by its sweep).
-        task_enqueue(SELLER_CONNECTED_TASK, seller.id)
+        # The committed grant is all the sync needs: its next beat tick starts the seller's
+        # pulls and releases the orders that waited (marketplace/sync/connect.py).
     return connection
 
 

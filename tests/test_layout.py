@@ -25,12 +25,15 @@ TOPS = ("marketplace", "sellers", "sandbox")
 # The apps import downwards only (DESIGN.md, "The house"): a higher rank imports a lower
 # one, never the other way round nor sideways.
 APP_RANK = {
-    # Buyers' personal data and retention: reads and writes orders and returns, prunes
-    # the portal's pull requests; nothing imports it (the URLs and beat name it).
+    # Buyers' personal data and retention: reads and writes orders and returns; nothing
+    # imports it (the URLs and beat name it).
     "marketplace.privacy": 5,
     "marketplace.portal": 4,
     "marketplace.dashboard": 4,
     "marketplace.metrics": 4,
+    # Each seller's pull schedule and state; calls the orders pull and the after-sale pull
+    # (returns) explicitly. The connect flow (sellers) starts it by task name.
+    "marketplace.sync": 3.5,
     # Returns are of orders: they read an order's lines and shipments, and add their
     # routes to the intake API; orders knows nothing of them.
     "marketplace.returns": 3,

@@ -110,15 +110,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
         "task": "marketplace.orders.tasks.order_sync_sweep_task",
         "schedule": 30.0,
     },
-    # Sync: queue the pulls that are due (each runs the orders pull, then the returns and
-    # refunds pull: marketplace/sync/pull.py); schedule connects whose message was lost.
+    # Sync: start the sellers who just connected, queue the pulls that are due (each runs
+    # the orders pull, then the returns and refunds pull: marketplace/sync/pull.py).
     "seller-pull-fan-out": {
         "task": "marketplace.sync.tasks.seller_pull_fan_out_task",
         "schedule": PULL_FAN_OUT_EVERY_SECONDS,
-    },
-    "sync-start-sweep": {
-        "task": "marketplace.sync.tasks.sync_start_sweep_task",
-        "schedule": 300.0,
     },
     # Returns and refunds: the outbox of their platform calls (also woken on commit).
     "return-steps-drain": {

@@ -1,11 +1,13 @@
 """A seller's connection went live: their first pull is due now, and their orders that
 waited for the grant go out.
 
-How the connect flow reaches this app without importing up: ``sellers.services`` queues
-``seller_connected_task`` by name (``marketplace.enqueue.task_enqueue``, on commit of the
-grant). The name is the whole contract; a message lost on the way is caught by
-``sync_start_sweep`` (beat): a seller connected lately whose pull is not scheduled is
-scheduled then, and the orders sweeper releases waiting orders on its own.
+How the connect flow reaches this app without importing up: it does not call it at all.
+``sellers`` commits the grant (``state`` connected, ``connected_at`` now) and that row is
+the whole signal: each beat tick (``fan_out.sellers_pull_fan_out``) starts the sync of
+every seller connected since their schedule last started, read through the
+``connected_at`` index (the cost follows recent connects, not the sellers). Nothing is
+sent that could be lost; a connect is picked up within one beat period, when the first
+pull was due anyway.
 """
 
 from __future__ import annotations
@@ -20,36 +22,29 @@ from marketplace.sync.models import SellerSync
 from marketplace.sync.schedule import schedule_start
 from sellers.models import PlatformConnection
 
-# How far back the sweep looks for a connect whose message was lost (through the
-# connection's ``connected_at`` index: the cost follows recent connects).
-START_SWEEP_LOOKBACK = timedelta(days=1)
+# How far back a tick looks for connects not started yet: far more than a beat period, so
+# a beat that was down for hours still finds them.
+START_LOOKBACK = timedelta(days=1)
+START_BATCH = 500  # connects started per tick at most; the rest at the next ticks
 
 
-def seller_sync_start(*, seller_id: int) -> int:
-    """Make the seller's pull due now and release their waiting orders. Returns how many
-    orders were released. Safe to run twice."""
-    connection = PlatformConnection.objects.filter(seller_id=seller_id).first()
-    if connection is None or not connection.is_live:
-        return 0
-    schedule_start(seller_id=seller_id)
-    return orders_release_for_seller(seller_id=seller_id)
-
-
-def sync_start_sweep(*, now: datetime | None = None) -> int:
-    """Start the schedule of each seller connected lately whose pull is not scheduled (the
-    connect's message was lost). Returns how many."""
+def sync_start_connected(*, now: datetime | None = None, limit: int = START_BATCH) -> list[int]:
+    """Start the sync of each seller whose connection went live since their schedule last
+    started (or who has none): the pull due now, the waiting orders released. Returns
+    their ids. Safe to run twice: a started seller is not started again."""
     now = now or timezone.now()
-    scheduled = SellerSync.objects.filter(
-        seller_id=OuterRef("seller_id"), next_pull_at__isnull=False
+    started = SellerSync.objects.filter(
+        seller_id=OuterRef("seller_id"), started_at__gte=OuterRef("connected_at")
     )
-    missed = list(
+    seller_ids = list(
         PlatformConnection.objects.filter(
-            state=PlatformConnection.State.CONNECTED,
-            connected_at__gte=now - START_SWEEP_LOOKBACK,
+            state=PlatformConnection.State.CONNECTED, connected_at__gte=now - START_LOOKBACK
         )
-        .exclude(Exists(scheduled))
-        .values_list("seller_id", flat=True)
+        .exclude(Exists(started))
+        .order_by("connected_at")
+        .values_list("seller_id", flat=True)[:limit]
     )
-    for seller_id in missed:
+    for seller_id in seller_ids:
         schedule_start(seller_id=seller_id)
-    return len(missed)
+        orders_release_for_seller(seller_id=seller_id)
+    return seller_ids

@@ -1,14 +1,20 @@
-"""Beat's tick: bring sellers with new open work back to the short interval, then queue
-one pull per seller that is due. Both follow what is open and due, never the population."""
+"""Beat's tick: start the sync of sellers who just connected, bring sellers with new open
+work back to the short interval, then queue one pull per seller that is due. Each follows
+what is new, open or due, never the population. Also the operators' one-off catch-up of
+every seller's after-sale pull."""
 
 from __future__ import annotations
 
 from django.conf import settings
 
 from marketplace.enqueue import task_enqueue
+from marketplace.returns.selectors import sellers_with_open_returns_or_refunds
+from marketplace.sync.connect import sync_start_connected
 from marketplace.sync.schedule import schedule_claim_due, sync_wake_open_work
+from sellers.models import PlatformConnection
 
 SELLER_PULL_TASK = "marketplace.sync.tasks.seller_pull_task"
+SELLER_AFTER_SALE_PULL_TASK = "marketplace.sync.tasks.seller_after_sale_pull_task"
 
 
 def sellers_pull_fan_out(*, batch: int | None = None, max_batches: int | None = None) -> list[int]:
@@ -21,6 +27,7 @@ def sellers_pull_fan_out(*, batch: int | None = None, max_batches: int | None = 
     """
     batch = batch or settings.PULL_FAN_OUT_BATCH
     max_batches = max_batches or settings.PULL_FAN_OUT_MAX_BATCHES
+    sync_start_connected()
     sync_wake_open_work()
     queued: list[int] = []
     for _ in range(max_batches):
@@ -33,3 +40,18 @@ def sellers_pull_fan_out(*, batch: int | None = None, max_batches: int | None = 
         if len(seller_ids) < batch:
             break
     return queued
+
+
+def sellers_after_sale_pull_fan_out() -> list[int]:
+    """Queue an after-sale pull for each connected seller with something open, at once.
+
+    Not on beat (each seller's scheduled pull runs the after-sale pull): a one-off
+    catch-up for operators, the soak and tests."""
+    seller_ids = list(
+        sellers_with_open_returns_or_refunds()
+        .filter(connection__state=PlatformConnection.State.CONNECTED)
+        .values_list("pk", flat=True)
+    )
+    for seller_id in seller_ids:
+        task_enqueue(SELLER_AFTER_SALE_PULL_TASK, seller_id)
+    return seller_ids

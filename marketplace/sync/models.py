@@ -27,6 +27,9 @@ class SellerSync(models.Model):
     idle_steps = models.PositiveIntegerField(default=0)
     # When the fan-out (or Pull now) last sent the pull's message.
     queued_at = models.DateTimeField(null=True, blank=True)
+    # When the schedule last started for a (re)connect (``connect.py``): a connection live
+    # since then is started again.
+    started_at = models.DateTimeField(null=True, blank=True)
 
     # --- one pull of the seller at a time (conditional UPDATE, no lock held during HTTP) ---
     claim_token = models.CharField(max_length=32, blank=True)

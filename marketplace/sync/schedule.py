@@ -83,6 +83,7 @@ def schedule_start(*, seller_id: int, reason: str = REASON_CONNECTED) -> None:
             "reason": reason,
             "idle_steps": 0,
             "consecutive_failures": 0,
+            "started_at": timezone.now(),
         },
     )
 

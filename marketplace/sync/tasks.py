@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from marketplace.sync.connect import seller_sync_start, sync_start_sweep
 from marketplace.sync.fan_out import sellers_pull_fan_out
 from marketplace.sync.pull import seller_after_sale_pull, seller_pull
 
@@ -25,14 +24,3 @@ def seller_pull_fan_out_task() -> int:
 def seller_after_sale_pull_task(seller_id: int) -> dict:
     result = seller_after_sale_pull(seller_id=seller_id)
     return {"seller_id": seller_id, "ran": result.ran, "error": result.error}
-
-
-@shared_task(acks_late=True, ignore_result=True)
-def seller_connected_task(seller_id: int) -> int:
-    """Queued by the connect flow (``sellers.services``) on commit of a new grant."""
-    return seller_sync_start(seller_id=seller_id)
-
-
-@shared_task(acks_late=True, ignore_result=True)
-def sync_start_sweep_task() -> int:
-    return sync_start_sweep()

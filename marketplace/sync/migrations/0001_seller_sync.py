@@ -21,6 +21,7 @@ class Migration(migrations.Migration):
                 ('reason', models.CharField(blank=True, max_length=200)),
                 ('idle_steps', models.PositiveIntegerField(default=0)),
                 ('queued_at', models.DateTimeField(blank=True, null=True)),
+                ('started_at', models.DateTimeField(blank=True, null=True)),
                 ('claim_token', models.CharField(blank=True, max_length=32)),
                 ('lease_until', models.DateTimeField(blank=True, null=True)),
                 ('cursor', models.DateTimeField(blank=True, null=True)),

@@ -9,7 +9,8 @@ watermark and each listing's last error (its lease: a pull in flight during the 
 keeps it until it lapses; its ``last_error`` is the two listings' errors joined, which
 ``SellerSync.after_sale_error`` gives back). From ``portal.SellerPullRequest``: each
 seller's latest Pull now (the rate limit reads only that one; older ones were pruned
-after a week anyway).
+after a week anyway). ``started_at`` (new): the connect of a seller with a schedule row
+started it, so it is their connection's ``connected_at``.
 
 Set-based: one INSERT of a row per seller who has any of them, then one UPDATE per
 source table. Reversible: the old rows are written back from ``SellerSync``.
@@ -57,6 +58,13 @@ FORWARD = [
             WHEN p.last_pulled_at > sync_sellersync.last_finished_at THEN p.last_pulled_at
             ELSE sync_sellersync.last_finished_at END
     FROM sellers_pullschedule AS p WHERE p.seller_id = sync_sellersync.seller_id
+    """,
+    # A schedule row was started by the seller's connect (in its transaction): the sync's
+    # tick need not start it again.
+    """
+    UPDATE sync_sellersync SET started_at = c.connected_at
+    FROM sellers_platformconnection AS c, sellers_pullschedule AS p
+    WHERE c.seller_id = sync_sellersync.seller_id AND p.seller_id = c.seller_id
     """,
     """
     UPDATE sync_sellersync SET

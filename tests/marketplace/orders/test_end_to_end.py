@@ -15,7 +15,7 @@ from django.test import Client
 from marketplace.orders.models import Order, OrderSync, SyncEvent
 from marketplace.orders.services import outbox
 from marketplace.orders.services.intake import order_state_change
-from marketplace.orders.services.pull import sellers_pull_fan_out
+from marketplace.sync.fan_out import sellers_pull_fan_out
 from marketplace.orders.services.push_recovery import order_sync_sweep
 from tests.app_fixtures import PLATFORM_SELLER, Platform
 from tests.marketplace.conftest import order_body, wait_for

@@ -16,7 +16,7 @@ from marketplace.orders.models import (
     ValidationProblem,
 )
 from marketplace.orders.services.fulfillment import order_fulfillment_apply, order_fulfillment_pull
-from marketplace.orders.services.pull import seller_pull
+from marketplace.sync.pull import seller_pull
 from marketplace.orders.services.push import order_push
 from marketplace.platform.models import PlatformCall
 from tests.app_fixtures import PLATFORM_SELLER_B, Platform
@@ -46,7 +46,7 @@ def test_whole_shipment_is_stored_settled_and_shipped_pushed(
 ) -> None:
     order = placed("MP-SHIP")
     platform.sandbox.ship("MP-SHIP", carrier="FedEx")
-    result = seller_pull(seller_id=connected_seller.id)
+    result = seller_pull(seller_id=connected_seller.id).orders
     assert (result.ran, result.changed, result.settled, result.error) == (True, 1, 1, "")
     assert result.fetched == 0  # the listed order carried its fulfillments
     order.refresh_from_db()
@@ -89,7 +89,7 @@ def test_the_pull_that_reads_a_shipment_settles_the_order_and_queues_its_push(
     platform.sandbox.ship("MP-ONE")
     last = last_event_id()
     with django_capture_on_commit_callbacks(execute=True):
-        result = seller_pull(seller_id=connected_seller.id)
+        result = seller_pull(seller_id=connected_seller.id).orders
     assert result.settled_orders == ["MP-ONE"]
     assert [kind for kind, _ in events_after(order, last)] == [
         "fulfillment_stored",
@@ -106,7 +106,7 @@ def test_the_pull_that_reads_a_shipment_settles_the_order_and_queues_its_push(
     shipments = list(Shipment.objects.values_list("id", flat=True))
     last = last_event_id()
     with django_capture_on_commit_callbacks(execute=True):
-        result = seller_pull(seller_id=connected_seller.id)
+        result = seller_pull(seller_id=connected_seller.id).orders
     assert (result.listed, result.fetched, result.changed, result.settled) == (1, 0, 0, 0)
     assert result.unchanged == 1
     assert events_after(order, last) == []
@@ -121,7 +121,7 @@ def test_each_changed_order_costs_the_same_few_queries_in_one_transaction(
 ) -> None:
     """A shipped, valid order: its fulfillment read (and call log), then one transaction
     that stores, settles and queues the push. The cost must not grow with the pull."""
-    seller_pull(seller_id=connected_seller.id)  # creates the pull state: equal fixed costs
+    seller_pull(seller_id=connected_seller.id).orders  # creates the pull state: equal fixed costs
     control = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")
     counts = {}
     for size in (1, 2, 4):
@@ -129,7 +129,7 @@ def test_each_changed_order_costs_the_same_few_queries_in_one_transaction(
             placed(f"MP-Q{size}-{i}")
             platform.sandbox.ship(f"MP-Q{size}-{i}")
         with CaptureQueriesContext(connection) as captured:
-            result = seller_pull(seller_id=connected_seller.id)
+            result = seller_pull(seller_id=connected_seller.id).orders
         assert (result.pages, result.changed, result.settled) == (1, size, size)
         statements = [q["sql"].split(None, 1)[0].upper() for q in captured.captured_queries]
         counts[size] = (
@@ -149,12 +149,12 @@ def test_partial_then_split_shipments_settle_only_when_every_line_is_done(
 ) -> None:
     order = placed("MP-PART")
     platform.sandbox.ship("MP-PART", lines=[{"mp_line_number": "1", "quantity": 1}])
-    seller_pull(seller_id=connected_seller.id)
+    seller_pull(seller_id=connected_seller.id).orders
     order.refresh_from_db()
     assert line_totals(order) == {"1": (1, 0), "2": (0, 0)}
     assert order.state == "AWAITING_SHIPMENT"
     platform.sandbox.ship("MP-PART", split=2)  # the rest: line 1 in two parcels, line 2
-    seller_pull(seller_id=connected_seller.id)
+    seller_pull(seller_id=connected_seller.id).orders
     order.refresh_from_db()
     assert line_totals(order) == {"1": (3, 0), "2": (1, 0)}
     assert Shipment.objects.filter(line__order=order, line__mp_line_number="1").count() == 3
@@ -169,7 +169,7 @@ def test_seller_cancellations_count_towards_settlement(
     platform.sandbox.ship("MP-MIX", lines=[{"mp_line_number": "1"}])
     platform.sandbox.cancel("MP-MIX", lines=[{"mp_line_number": "2"}], reason="out_of_stock")
     platform.sandbox.cancel("MP-GONE", reason="customer_cancelled")
-    seller_pull(seller_id=connected_seller.id)
+    seller_pull(seller_id=connected_seller.id).orders
     mixed.refresh_from_db()
     gone.refresh_from_db()
     assert line_totals(mixed) == {"1": (3, 0), "2": (0, 1)}
@@ -185,7 +185,7 @@ def test_a_second_pull_with_nothing_new_makes_one_list_request_and_changes_nothi
 ) -> None:
     placed("MP-IDLE")
     platform.sandbox.ship("MP-IDLE")
-    seller_pull(seller_id=connected_seller.id)
+    seller_pull(seller_id=connected_seller.id).orders
     cursor = SellerPullState.objects.get().cursor
     assert cursor is not None
     events = SyncEvent.objects.count()
@@ -193,7 +193,7 @@ def test_a_second_pull_with_nothing_new_makes_one_list_request_and_changes_nothi
     calls = PlatformCall.objects.count()
     since = platform.requests()[0]["request_id"] if platform.requests() else None
 
-    result = seller_pull(seller_id=connected_seller.id)
+    result = seller_pull(seller_id=connected_seller.id).orders
 
     new_calls = list(PlatformCall.objects.order_by("id")[calls:])
     assert [(c.method, c.path.split("?")[0]) for c in new_calls] == [("GET", "/orders")]
@@ -214,7 +214,7 @@ def test_listing_follows_next_cursor_across_pages(
     for i in range(12):
         placed(f"MP-PG{i:02d}")
         platform.sandbox.ship(f"MP-PG{i:02d}")
-    result = seller_pull(seller_id=connected_seller.id)
+    result = seller_pull(seller_id=connected_seller.id).orders
     assert (result.pages, result.listed, result.settled) == (2, 12, 12)
     assert Order.objects.filter(state="SHIPPED").count() == 12
 
@@ -235,7 +235,7 @@ def test_bad_fulfillment_is_reported_once_and_blocks_settlement(
 ) -> None:  # fmt: skip
     order = placed("MP-BAD")
     platform.sandbox.ship("MP-BAD", bad=bad, **spec)
-    seller_pull(seller_id=connected_seller.id)
+    seller_pull(seller_id=connected_seller.id).orders
     problem = ValidationProblem.objects.get(order=order)
     assert problem.code == code
     assert problem.reported_at is not None
@@ -246,8 +246,8 @@ def test_bad_fulfillment_is_reported_once_and_blocks_settlement(
 
     # Pull again, even forcing the same fulfillment to be stored again: nothing new is posted.
     Order.objects.filter(pk=order.pk).update(fulfillment_digest="")
-    seller_pull(seller_id=connected_seller.id)
-    seller_pull(seller_id=connected_seller.id)
+    seller_pull(seller_id=connected_seller.id).orders
+    seller_pull(seller_id=connected_seller.id).orders
     assert len(platform.order("MP-BAD")["errors"]) == 1
     assert ValidationProblem.objects.filter(order=order).count() == 1
     order.refresh_from_db()
@@ -335,11 +335,11 @@ def test_failed_error_report_is_retried_by_the_next_pull(
     # Both tries of the first pull (per order, then the sweep at its end) fail.
     platform.sandbox.set_faults(endpoint="errors", kind="503", count=2)
     platform.sandbox.ship("MP-REPORT", bad="bad_tracking_number", lines=[{"mp_line_number": "1"}])
-    seller_pull(seller_id=connected_seller.id)
+    seller_pull(seller_id=connected_seller.id).orders
     problem = ValidationProblem.objects.get(order=order)
     assert problem.reported_at is None
     assert problem.report_error
-    seller_pull(seller_id=connected_seller.id)
+    seller_pull(seller_id=connected_seller.id).orders
     problem.refresh_from_db()
     assert problem.reported_at is not None
     assert len(platform.order("MP-REPORT")["errors"]) == 1
@@ -351,7 +351,7 @@ def test_a_running_pull_of_one_seller_is_not_duplicated(
     from marketplace.orders.services.pull import _pull_claim
 
     assert _pull_claim(seller_id=connected_seller.id) is not None
-    result = seller_pull(seller_id=connected_seller.id)
+    result = seller_pull(seller_id=connected_seller.id).orders
     assert result.ran is False
 
 
@@ -365,7 +365,7 @@ def test_one_sellers_running_pull_does_not_block_another_seller(
     placed("MP-BOB", seller="bob")
     platform.sandbox.ship("MP-BOB")
     assert _pull_claim(seller_id=connected_seller.id) is not None  # alice's pull "running"
-    result = seller_pull(seller_id=bob.id)
+    result = seller_pull(seller_id=bob.id).orders
     assert result.ran
     assert result.settled == 1
 

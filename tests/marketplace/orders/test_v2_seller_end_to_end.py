@@ -24,7 +24,7 @@ from marketplace.orders.models import (
     SyncEvent,
     ValidationProblem,
 )
-from marketplace.orders.services.pull import sellers_pull_fan_out
+from marketplace.sync.fan_out import sellers_pull_fan_out
 from sellers.models import PullSchedule
 from tests.app_fixtures import PLATFORM_SELLER, Platform
 from tests.marketplace.conftest import order_body, wait_for

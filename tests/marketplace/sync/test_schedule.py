@@ -15,7 +15,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from marketplace.orders.services.pull import seller_pull, sellers_pull_fan_out
+from marketplace.sync.fan_out import sellers_pull_fan_out
+from marketplace.sync.pull import seller_pull
 from marketplace.orders.services.pull_now import seller_pull_queue
 from sellers.models import PlatformConnection, PullSchedule, Seller
 from sellers.pull_schedule import (
@@ -89,7 +90,7 @@ def test_an_idle_sellers_pulls_back_off_to_the_ceiling_and_come_back_when_an_ord
     waits = []
     for step in range(1, 6):
         before = timezone.now()
-        result = seller_pull(seller_id=connected_seller.id)
+        result = seller_pull(seller_id=connected_seller.id).orders
         assert result.ran
         assert not result.error
         schedule = schedule_of(connected_seller)
@@ -112,7 +113,7 @@ def test_an_idle_sellers_pulls_back_off_to_the_ceiling_and_come_back_when_an_ord
 
     # And while the order is open, every pull keeps the short interval
     before = timezone.now()
-    seller_pull(seller_id=connected_seller.id)
+    seller_pull(seller_id=connected_seller.id).orders
     schedule = schedule_of(connected_seller)
     assert INTERVAL - 1 <= wait_of(schedule, before) <= INTERVAL + 1
     assert schedule.reason == "open orders"
@@ -123,7 +124,7 @@ def test_a_busy_sellers_schedule_is_not_written_by_each_new_order(
     platform: Platform, connected_seller: Any, quiet_broker: BrokerRecorder
 ) -> None:
     make_order("MP-BUSY-1")
-    seller_pull(seller_id=connected_seller.id)
+    seller_pull(seller_id=connected_seller.id).orders
     first = schedule_of(connected_seller)
     make_order("MP-BUSY-2")
     again = schedule_of(connected_seller)
@@ -154,7 +155,7 @@ def test_a_pull_of_a_seller_no_longer_connected_takes_them_off_the_schedule(
     platform: Platform, connected_seller: Any
 ) -> None:
     PlatformConnection.objects.filter(seller=connected_seller).update(state="needs_reauth")
-    result = seller_pull(seller_id=connected_seller.id)
+    result = seller_pull(seller_id=connected_seller.id).orders
     assert result.error == "not connected"
     schedule = schedule_of(connected_seller)
     assert (schedule.next_pull_at, schedule.reason) == (None, "not connected")
@@ -249,7 +250,7 @@ def test_two_beats_at_once_never_queue_the_same_seller_twice() -> None:
 def test_pull_now_queues_at_once_and_the_next_beat_does_not_queue_it_again(
     platform: Platform, connected_seller: Any, quiet_broker: BrokerRecorder
 ) -> None:
-    seller_pull(seller_id=connected_seller.id)  # idle: backed off
+    seller_pull(seller_id=connected_seller.id).orders  # idle: backed off
     queued = seller_pull_queue(seller=connected_seller)
     assert queued.ok
     schedule = schedule_of(connected_seller)
@@ -263,7 +264,7 @@ def test_staff_see_each_sellers_next_pull_and_why(
 ) -> None:
     staff = get_user_model().objects.create_user("staff-pulls", password="x", is_staff=True)
     client.force_login(staff)
-    seller_pull(seller_id=connected_seller.id)
+    seller_pull(seller_id=connected_seller.id).orders
     detail = client.get(reverse("dashboard:seller", args=[connected_seller.id])).content.decode()
     assert re.search(r'id="next-pull">in [23] min<', detail)  # 180 s ± 10 %
     assert "idle — backing off (step 1)" in detail
