@@ -103,8 +103,8 @@ def run(
     from marketplace.orders.models import Order
     from marketplace.orders.payloads import order_payload
     from marketplace.returns.services import steps
-    from marketplace.sync.pull import seller_after_sale_pull
     from marketplace.returns.services.steps import return_steps_drain
+    from marketplace.sync.pull import seller_after_sale_pull
 
     assert env.sandbox is not None
     sandbox = env.sandbox

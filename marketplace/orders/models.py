@@ -92,6 +92,15 @@ class Order(models.Model):
                 ),
                 name="order_open_by_seller",
             ),
+            # Open orders placed lately: the sync's tick brings their sellers back to the
+            # short pull interval (marketplace/sync/schedule.py), reading only new ones.
+            models.Index(
+                fields=["created_at"],
+                condition=models.Q(
+                    state__in=[MarketplaceState.PENDING, MarketplaceState.AWAITING_SHIPMENT]
+                ),
+                name="order_open_recent",
+            ),
             # The staff orders list: newest placed first (its default sort, paged), and by
             # ship-by date (its sort, and the "late" filter's range).
             models.Index(fields=["-purchase_date", "-id"], name="order_placed_recent"),

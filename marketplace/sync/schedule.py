@@ -7,9 +7,9 @@ Cost follows activity (DESIGN.md, principle 6):
   later;
 * a pull that finds nothing open doubles the wait, step by step, up to
   ``PULL_IDLE_CEILING_SECONDS``;
-* a seller backed off who has open work again (an order or a return placed for them)
-  is brought back to the short interval by the fan-out's tick (``sync_wake_open_work``,
-  one statement driven by the open work's own indexes);
+* a seller backed off who has new open work (an order or a return placed for them) is
+  brought back to the short interval by the next beat tick (``sync_wake_open_work``,
+  reading only what was placed lately);
 * a failing pull is retried later and later, up to ``PULL_FAILURE_CEILING_SECONDS``;
 * the fan-out claims due rows in bounded batches through ``next_pull_at``'s index, one
   statement per batch, moving each to a lease (``PULL_LEASE_SECONDS``) so two beats never
@@ -37,6 +37,8 @@ REASON_CONNECTED = "connected"
 REASON_PULL_NOW = "pull now"
 REASON_NOT_CONNECTED = "not connected"
 REASON_OPEN_WORK = "new open work (an order or a return)"
+# New work is looked for this many beat periods back: a tick or two missed still wakes.
+WAKE_LOOKBACK_PERIODS = 4
 
 
 def open_work_reasons(*, seller_id: int) -> list[str]:
@@ -195,29 +197,35 @@ def schedule_claim_due(
 
 
 def sync_wake_open_work(*, now: datetime | None = None, chunk: int = 5000) -> int:
-    """Sellers backed off (next pull later than one interval from now) who have open work
-    again, an order placed or a return opened since their last pull: pull them within the
-    interval. Returns how many moved.
+    """Sellers with new open work, an open order or an open return placed lately, whose
+    pull is backed off (later than one interval from now): pull them within the interval.
+    Returns how many moved.
 
-    Driven by the open work's own indexes (unsettled orders by seller, returns by status):
-    the sellers with open work are read first, then only their rows are looked up by
-    ``seller_id``, so the cost follows what is open, never the population. A seller whose
-    pull is queued (the lease) or failing (its backoff) is left alone, and so is one not
-    scheduled (not connected). This is how new work reaches the schedule: the order and
-    return intake sit below this app and do not write its table.
+    This is how new work reaches the schedule: the order and return intake sit below this
+    app and do not write its table. It reads only what was placed within
+    ``WAKE_LOOKBACK_PERIODS`` beat periods (a partial index on open orders' ``created_at``;
+    open returns are few), then looks up just those sellers' rows: the cost follows new
+    work, never the population. Seen again by the next ticks, a seller already within the
+    interval is not written. A seller whose pull is queued (the lease) or failing (its
+    backoff) is left alone, and so is one not scheduled (not connected).
     """
     now = now or timezone.now()
+    since = now - timedelta(seconds=settings.PULL_FAN_OUT_EVERY_SECONDS * WAKE_LOOKBACK_PERIODS)
     soon = now + _interval()
-    with_open_work = set(
-        Order.objects.filter(state__in=OPEN_ORDER_STATES)
-        .values_list("seller_id", flat=True)
-        .distinct()
+    new_work = set(
+        Order.objects.filter(state__in=OPEN_ORDER_STATES, created_at__gte=since).values_list(
+            "seller_id", flat=True
+        )
     )
-    with_open_work.update(open_returns().values_list("seller_id", flat=True).distinct())
+    new_work.update(
+        open_returns().filter(created_at__gte=since).values_list("seller_id", flat=True)
+    )
+    if not new_work:
+        return 0
     backed_off = SellerSync.objects.filter(next_pull_at__gt=soon, consecutive_failures=0).filter(
         Q(queued_at__isnull=True) | Q(queued_at__lte=F("last_finished_at"))
     )
-    ids, moved = sorted(with_open_work), 0
+    ids, moved = sorted(new_work), 0
     for start in range(0, len(ids), chunk):
         moved += backed_off.filter(seller_id__in=ids[start : start + chunk]).update(
             next_pull_at=soon, reason=REASON_OPEN_WORK, idle_steps=0, updated_at=now
