@@ -131,7 +131,7 @@ def run(env: BenchEnvironment, *, small: int = 1000, large: int = 10_000) -> dic
         late = (connection.access_token, number, {**payload, "mp_order_number": number})
         orders_put(sandbox.api_url, [late], 1, what="placing orders", read_timeout=30)
         sandbox.ship(number, seller=name)
-        seller_pull(seller_id=seller.id).orders  # catches up (re-lists the burst once more)
+        seller_pull(seller_id=seller.id)  # catches up (re-lists the burst once more)
     idle = {str(sizes[s.id]): idle_pull(s.id) for s in sellers}
     settings.PULL_CURSOR_OVERLAP = overlap
 

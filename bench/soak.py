@@ -344,7 +344,7 @@ class Soak:
 
     def beat(self, now: float) -> None:
         from marketplace.orders.services.push_recovery import order_sync_sweep
-        from marketplace.sync.fan_out import sellers_pull_fan_out
+        from marketplace.sync.fan_out import sellers_after_sale_pull_fan_out, sellers_pull_fan_out
         from sellers.services import connection_refresh_sweep
 
         if now >= self.next_sweep:
@@ -355,7 +355,7 @@ class Soak:
             self.next_refresh_sweep = now + 10
         if now >= self.next_pull:
             self.guarded("sellers_pull_fan_out", sellers_pull_fan_out)
-            self.guarded("sellers_returns_pull_fan_out", sellers_returns_pull_fan_out)
+            self.guarded("sellers_after_sale_pull_fan_out", sellers_after_sale_pull_fan_out)
             self.guarded("returns_due", self.returns_due)
             self.next_pull = now + 4
         if self.catalog.sellers:

@@ -25,7 +25,10 @@ def lease_claim(*, seller_id: int) -> tuple[str, SellerSync] | None:
     of the seller holds it. Returns the lease's token with the row as claimed."""
     now = timezone.now()
     try:
-        sync, _ = SellerSync.objects.get_or_create(seller_id=seller_id)
+        # A first pull of a live connection starts the schedule (its end sets the next).
+        sync, _ = SellerSync.objects.get_or_create(
+            seller_id=seller_id, defaults={"started_at": now}
+        )
     except IntegrityError:  # created concurrently
         sync = SellerSync.objects.get(seller_id=seller_id)
     token = secrets.token_hex(16)

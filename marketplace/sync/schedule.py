@@ -138,7 +138,13 @@ def schedule_pull_now(*, seller_id: int, now: datetime | None = None) -> None:
     lease = now + timedelta(seconds=settings.PULL_LEASE_SECONDS)
     SellerSync.objects.update_or_create(
         seller_id=seller_id,
-        defaults={"next_pull_at": lease, "reason": REASON_PULL_NOW, "queued_at": now},
+        # The connection is live (the caller checked): the schedule is started too.
+        defaults={
+            "next_pull_at": lease,
+            "reason": REASON_PULL_NOW,
+            "queued_at": now,
+            "started_at": now,
+        },
     )
 
 

@@ -48,6 +48,7 @@ def quiet_broker(monkeypatch: pytest.MonkeyPatch) -> BrokerRecorder:
     monkeypatch.setattr(
         doorbell, "push_drain_ring", lambda force=False: recorder.drains.append(force) or True
     )
+
     def enqueue(name: str, *args: Any, **options: Any) -> None:
         assert name == fan_out.SELLER_PULL_TASK, name
         recorder.pulls.append(args[0])

@@ -15,8 +15,8 @@ from django.test import Client
 from marketplace.orders.models import Order, OrderSync, SyncEvent
 from marketplace.orders.services import outbox
 from marketplace.orders.services.intake import order_state_change
-from marketplace.sync.fan_out import sellers_pull_fan_out
 from marketplace.orders.services.push_recovery import order_sync_sweep
+from marketplace.sync.fan_out import sellers_pull_fan_out
 from tests.app_fixtures import PLATFORM_SELLER, Platform
 from tests.marketplace.conftest import order_body, wait_for
 from tests.sandbox_process import SandboxError

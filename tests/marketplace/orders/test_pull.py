@@ -10,15 +10,15 @@ from django.test.utils import CaptureQueriesContext
 
 from marketplace.orders.models import (
     Order,
-    SellerPullState,
     Shipment,
     SyncEvent,
     ValidationProblem,
 )
 from marketplace.orders.services.fulfillment import order_fulfillment_apply, order_fulfillment_pull
-from marketplace.sync.pull import seller_pull
 from marketplace.orders.services.push import order_push
 from marketplace.platform.models import PlatformCall
+from marketplace.sync.models import SellerSync
+from marketplace.sync.pull import seller_pull
 from tests.app_fixtures import PLATFORM_SELLER_B, Platform
 from tests.marketplace.conftest import BrokerRecorder, make_order
 
@@ -121,7 +121,7 @@ def test_each_changed_order_costs_the_same_few_queries_in_one_transaction(
 ) -> None:
     """A shipped, valid order: its fulfillment read (and call log), then one transaction
     that stores, settles and queues the push. The cost must not grow with the pull."""
-    seller_pull(seller_id=connected_seller.id).orders  # creates the pull state: equal fixed costs
+    seller_pull(seller_id=connected_seller.id)  # creates the pull state: equal fixed costs
     control = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")
     counts = {}
     for size in (1, 2, 4):
@@ -149,12 +149,12 @@ def test_partial_then_split_shipments_settle_only_when_every_line_is_done(
 ) -> None:
     order = placed("MP-PART")
     platform.sandbox.ship("MP-PART", lines=[{"mp_line_number": "1", "quantity": 1}])
-    seller_pull(seller_id=connected_seller.id).orders
+    seller_pull(seller_id=connected_seller.id)
     order.refresh_from_db()
     assert line_totals(order) == {"1": (1, 0), "2": (0, 0)}
     assert order.state == "AWAITING_SHIPMENT"
     platform.sandbox.ship("MP-PART", split=2)  # the rest: line 1 in two parcels, line 2
-    seller_pull(seller_id=connected_seller.id).orders
+    seller_pull(seller_id=connected_seller.id)
     order.refresh_from_db()
     assert line_totals(order) == {"1": (3, 0), "2": (1, 0)}
     assert Shipment.objects.filter(line__order=order, line__mp_line_number="1").count() == 3
@@ -169,7 +169,7 @@ def test_seller_cancellations_count_towards_settlement(
     platform.sandbox.ship("MP-MIX", lines=[{"mp_line_number": "1"}])
     platform.sandbox.cancel("MP-MIX", lines=[{"mp_line_number": "2"}], reason="out_of_stock")
     platform.sandbox.cancel("MP-GONE", reason="customer_cancelled")
-    seller_pull(seller_id=connected_seller.id).orders
+    seller_pull(seller_id=connected_seller.id)
     mixed.refresh_from_db()
     gone.refresh_from_db()
     assert line_totals(mixed) == {"1": (3, 0), "2": (0, 1)}
@@ -185,8 +185,8 @@ def test_a_second_pull_with_nothing_new_makes_one_list_request_and_changes_nothi
 ) -> None:
     placed("MP-IDLE")
     platform.sandbox.ship("MP-IDLE")
-    seller_pull(seller_id=connected_seller.id).orders
-    cursor = SellerPullState.objects.get().cursor
+    seller_pull(seller_id=connected_seller.id)
+    cursor = SellerSync.objects.get().cursor
     assert cursor is not None
     events = SyncEvent.objects.count()
     shipments = list(Shipment.objects.values_list("id", flat=True))
@@ -202,7 +202,7 @@ def test_a_second_pull_with_nothing_new_makes_one_list_request_and_changes_nothi
     assert SyncEvent.objects.count() == events
     assert list(Shipment.objects.values_list("id", flat=True)) == shipments
     # The cursor is the start of the last complete pull (our clock), not a platform field.
-    assert SellerPullState.objects.get().cursor > cursor
+    assert SellerSync.objects.get().cursor > cursor
     logged = [r for r in platform.requests() if r["request_id"] != since]
     assert logged  # the sandbox saw the listing too
 
@@ -235,7 +235,7 @@ def test_bad_fulfillment_is_reported_once_and_blocks_settlement(
 ) -> None:  # fmt: skip
     order = placed("MP-BAD")
     platform.sandbox.ship("MP-BAD", bad=bad, **spec)
-    seller_pull(seller_id=connected_seller.id).orders
+    seller_pull(seller_id=connected_seller.id)
     problem = ValidationProblem.objects.get(order=order)
     assert problem.code == code
     assert problem.reported_at is not None
@@ -246,8 +246,8 @@ def test_bad_fulfillment_is_reported_once_and_blocks_settlement(
 
     # Pull again, even forcing the same fulfillment to be stored again: nothing new is posted.
     Order.objects.filter(pk=order.pk).update(fulfillment_digest="")
-    seller_pull(seller_id=connected_seller.id).orders
-    seller_pull(seller_id=connected_seller.id).orders
+    seller_pull(seller_id=connected_seller.id)
+    seller_pull(seller_id=connected_seller.id)
     assert len(platform.order("MP-BAD")["errors"]) == 1
     assert ValidationProblem.objects.filter(order=order).count() == 1
     order.refresh_from_db()
@@ -335,11 +335,11 @@ def test_failed_error_report_is_retried_by_the_next_pull(
     # Both tries of the first pull (per order, then the sweep at its end) fail.
     platform.sandbox.set_faults(endpoint="errors", kind="503", count=2)
     platform.sandbox.ship("MP-REPORT", bad="bad_tracking_number", lines=[{"mp_line_number": "1"}])
-    seller_pull(seller_id=connected_seller.id).orders
+    seller_pull(seller_id=connected_seller.id)
     problem = ValidationProblem.objects.get(order=order)
     assert problem.reported_at is None
     assert problem.report_error
-    seller_pull(seller_id=connected_seller.id).orders
+    seller_pull(seller_id=connected_seller.id)
     problem.refresh_from_db()
     assert problem.reported_at is not None
     assert len(platform.order("MP-REPORT")["errors"]) == 1

@@ -10,11 +10,12 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from marketplace.orders.models import Order, SellerPullState, SyncEvent
-from marketplace.sync.pull import seller_pull
+from marketplace.orders.models import Order, SyncEvent
 from marketplace.orders.services.push import order_push
 from marketplace.platform.models import PlatformCall
 from marketplace.platform.order_source import OrderSourceClient
+from marketplace.sync.models import SellerSync
+from marketplace.sync.pull import seller_pull
 from tests.app_fixtures import Platform
 from tests.marketplace.conftest import make_order
 
@@ -54,7 +55,7 @@ def test_every_page_is_read_once_whether_the_last_cursor_is_null_or_empty(
     assert (result.pages, result.listed, result.settled, result.error) == (2, 20, 20, "")
     assert result.completed
     assert len(listing_filters(before)) == 2
-    assert SellerPullState.objects.get().resume_cursor == ""
+    assert SellerSync.objects.get().resume_cursor == ""
 
 
 def test_an_order_changed_in_the_cursors_second_is_not_missed_and_re_reading_is_harmless(
@@ -63,7 +64,7 @@ def test_an_order_changed_in_the_cursors_second_is_not_missed_and_re_reading_is_
     settings.PULL_CURSOR_OVERLAP = settings.PULL_CURSOR_OVERLAP * 0  # the boundary alone
     placed("MP-BD1")
     placed("MP-BD2")
-    seller_pull(seller_id=connected_seller.id).orders
+    seller_pull(seller_id=connected_seller.id)
     # Right after the pull: in the cursor's second, or later.
     platform.sandbox.ship("MP-BD1")
     before = last_call_id()
@@ -96,4 +97,4 @@ def test_a_cursor_answered_back_unchanged_stops_the_pull_instead_of_looping(
     assert result.pages == 2
     assert "answered the cursor it was given" in result.error
     assert not result.completed
-    assert SellerPullState.objects.get().resume_cursor == ""
+    assert SellerSync.objects.get().resume_cursor == ""

@@ -8,8 +8,8 @@ import pytest
 
 from bench.harness import orders_insert
 from marketplace.orders.models import Order, SyncEvent
-from marketplace.sync.pull import seller_pull
 from marketplace.orders.services.push import order_push
+from marketplace.sync.pull import seller_pull
 from tests.app_fixtures import CLIENT_ID, PLATFORM_SELLER, Platform
 from tests.marketplace.conftest import make_order
 

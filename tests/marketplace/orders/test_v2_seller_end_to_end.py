@@ -25,7 +25,7 @@ from marketplace.orders.models import (
     ValidationProblem,
 )
 from marketplace.sync.fan_out import sellers_pull_fan_out
-from sellers.models import PullSchedule
+from marketplace.sync.models import SellerSync
 from tests.app_fixtures import PLATFORM_SELLER, Platform
 from tests.marketplace.conftest import order_body, wait_for
 from tests.sandbox.orders_v2.v2_client import SellerApi
@@ -71,7 +71,7 @@ def place(api: Client, number: str) -> None:
 
 def fan_out_now() -> list[int]:
     """Beat's fan-out, with every scheduled pull made due (as if an interval had passed)."""
-    PullSchedule.objects.exclude(next_pull_at=None).update(next_pull_at=timezone.now())
+    SellerSync.objects.exclude(next_pull_at=None).update(next_pull_at=timezone.now())
     return sellers_pull_fan_out()
 
 

@@ -28,10 +28,9 @@ from django.test import Client
 
 from marketplace.log_redaction import RedactSecretsFilter
 from marketplace.orders.models import Order, OrderSync
-from marketplace.sync.fan_out import sellers_pull_fan_out
 from marketplace.platform.models import PlatformCall
 from marketplace.returns.models import RefundLedgerEntry, Return, SellerRefund
-from marketplace.sync.fan_out import sellers_after_sale_pull_fan_out
+from marketplace.sync.fan_out import sellers_after_sale_pull_fan_out, sellers_pull_fan_out
 from tests.app_fixtures import Platform
 from tests.marketplace.conftest import order_body, wait_for
 

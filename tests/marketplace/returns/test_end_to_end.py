@@ -22,10 +22,9 @@ from django.test import Client
 from django.utils import timezone
 
 from marketplace.orders.models import Order, OrderSync
-from marketplace.sync.fan_out import sellers_pull_fan_out
 from marketplace.returns.models import RefundLedgerEntry, Return, SellerRefund
 from marketplace.returns.selectors import overdue_returns
-from marketplace.sync.fan_out import sellers_after_sale_pull_fan_out
+from marketplace.sync.fan_out import sellers_after_sale_pull_fan_out, sellers_pull_fan_out
 from tests.app_fixtures import Platform, page_text
 from tests.marketplace.conftest import order_body, wait_for
 from tests.sandbox_process import SandboxError

@@ -20,12 +20,12 @@ from marketplace.returns.models import (
     Return,
     ReturnsRecordProblem,
     SellerRefund,
-    SellerReturnsPullState,
 )
 from marketplace.returns.selectors import overdue_returns
 from marketplace.returns.services.intake import return_create
-from marketplace.sync.pull import seller_after_sale_pull
 from marketplace.returns.services.steps import return_steps_drain
+from marketplace.sync.models import SellerSync
+from marketplace.sync.pull import seller_after_sale_pull
 from tests.app_fixtures import page_text, signed_in
 from tests.marketplace.returns.conftest import FakeOrderSource, refund_line, shipped_order
 
@@ -138,7 +138,7 @@ def test_a_refused_returns_listing_is_recorded_and_the_refunds_listing_goes_on(
     assert "REJECTED" in result.returns_error
     assert result.refunds_error == ""
     assert RefundLedgerEntry.objects.get().amount == Decimal("5.00")
-    state = SellerReturnsPullState.objects.get(seller_id=order.seller_id)
+    state = SellerSync.objects.get(seller_id=order.seller_id)
     assert "REJECTED" in state.returns_error
     assert state.returns_failed_at is not None
     assert state.returns_watermark is None  # not moved: the next pull reads it all again
@@ -161,7 +161,7 @@ def test_a_failed_refunds_listing_does_not_stop_the_returns_listing(
     result = seller_after_sale_pull(seller_id=order.seller_id)
     assert "unknown filter" in result.refunds_error
     assert Return.objects.get().rma == "RMA-7"
-    state = SellerReturnsPullState.objects.get(seller_id=order.seller_id)
+    state = SellerSync.objects.get(seller_id=order.seller_id)
     assert "unknown filter" in state.refunds_error
 
 

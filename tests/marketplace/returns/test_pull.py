@@ -14,8 +14,9 @@ from marketplace.returns.selectors import (
     sellers_with_open_returns_or_refunds,
 )
 from marketplace.returns.services.intake import return_create
-from marketplace.sync.pull import seller_after_sale_pull
 from marketplace.returns.services.steps import return_steps_drain
+from marketplace.sync.models import SellerSync
+from marketplace.sync.pull import seller_after_sale_pull
 from tests.factories import OrderFactory, PlatformConnectionFactory, SellerFactory
 from tests.marketplace.returns.conftest import FakeOrderSource, refund_line, shipped_order
 
@@ -187,18 +188,17 @@ def test_returns_ride_on_the_sellers_pull_schedule(
     from datetime import timedelta
 
     from django.utils import timezone
+    from marketplace.returns.pull_hooks import returns_after_pull
+    from sellers.pull_schedule import open_work_reasons
 
     from marketplace.returns import tasks
-    from marketplace.returns.pull_hooks import returns_after_pull
-    from sellers.models import PullSchedule
-    from sellers.pull_schedule import open_work_reasons
 
     queued: list[int] = []
     monkeypatch.setattr(tasks.seller_returns_pull_task, "delay", queued.append)
     order = shipped_order()
     # Given a seller backed off for hours, nothing open but a shipped order
     later = timezone.now() + timedelta(hours=3)
-    PullSchedule.objects.update_or_create(
+    SellerSync.objects.update_or_create(
         seller_id=order.seller_id, defaults={"next_pull_at": later, "reason": "idle"}
     )
     assert "open returns" not in open_work_reasons(seller_id=order.seller_id)
@@ -209,7 +209,7 @@ def test_returns_ride_on_the_sellers_pull_schedule(
     )  # fmt: skip
     return_create(mp_order_number=order.mp_order_number, data=data)
     # Then the seller is due within the short interval, the return being open work
-    schedule = PullSchedule.objects.get(seller_id=order.seller_id)
+    schedule = SellerSync.objects.get(seller_id=order.seller_id)
     assert schedule.next_pull_at < later - timedelta(hours=2)
     assert schedule.reason == "return placed"
     assert open_work_reasons(seller_id=order.seller_id) == ["open returns"]
@@ -222,8 +222,9 @@ def test_returns_ride_on_the_sellers_pull_schedule(
 def test_a_seller_with_nothing_returnable_gets_no_returns_pull(
     monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
 ) -> None:
-    from marketplace.returns import tasks
     from marketplace.returns.pull_hooks import returns_after_pull
+
+    from marketplace.returns import tasks
 
     queued: list[int] = []
     monkeypatch.setattr(tasks.seller_returns_pull_task, "delay", queued.append)

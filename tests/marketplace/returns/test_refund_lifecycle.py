@@ -14,12 +14,11 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from marketplace.sync.pull import seller_pull
 from marketplace.orders.services.push import order_push
 from marketplace.platform.models import PlatformCall
 from marketplace.returns.models import PlatformStep, RefundLedgerEntry, SellerRefund
-from marketplace.sync.pull import seller_after_sale_pull
 from marketplace.returns.services.steps import return_steps_drain
+from marketplace.sync.pull import seller_after_sale_pull, seller_pull
 from sellers.models import PlatformConnection
 from sellers.token_source import order_client_for
 from tests.app_fixtures import Platform

@@ -21,9 +21,8 @@ import pytest
 from django.test import Client
 
 from marketplace.orders.models import Order, OrderSync
-from marketplace.sync.fan_out import sellers_pull_fan_out
 from marketplace.returns.models import RefundLedgerEntry, SellerRefund
-from marketplace.sync.fan_out import sellers_after_sale_pull_fan_out
+from marketplace.sync.fan_out import sellers_after_sale_pull_fan_out, sellers_pull_fan_out
 from tests.app_fixtures import Platform, page_text, signed_in
 from tests.marketplace.conftest import order_body, wait_for
 

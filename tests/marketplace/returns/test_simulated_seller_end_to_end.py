@@ -16,9 +16,9 @@ import pytest
 from django.test import Client
 
 from marketplace.orders.models import Order, OrderSync
-from marketplace.sync.pull import seller_pull
 from marketplace.returns.models import RefundLedgerEntry, Return, SellerRefund
 from marketplace.sync.fan_out import sellers_after_sale_pull_fan_out
+from marketplace.sync.pull import seller_pull
 from tests.app_fixtures import PLATFORM_SELLER, Platform
 from tests.marketplace.conftest import order_body, wait_for
 from tests.seller_sim_process import SellerSimProcess
@@ -62,7 +62,7 @@ def _shipped(number: str) -> bool:
     if order is None:
         return False
     # Pull now (the schedule would wait an interval between pulls of a busy seller).
-    seller_pull(seller_id=order.seller_id).orders
+    seller_pull(seller_id=order.seller_id)
     order = Order.objects.select_related("sync").get(pk=order.pk)
     return order.state == "SHIPPED" and order.sync.status == OrderSync.Status.SYNCED
 

@@ -15,8 +15,8 @@ from marketplace.platform.errors import PlatformRateLimited, PlatformRejected, P
 from marketplace.returns.intake_schema import ReturnIn
 from marketplace.returns.models import PlatformStep, RefundLedgerEntry, SellerRefund
 from marketplace.returns.services.intake import return_create
-from marketplace.sync.pull import seller_after_sale_pull
 from marketplace.returns.services.steps import return_steps_drain, step_retry
+from marketplace.sync.pull import seller_after_sale_pull
 from tests.marketplace.returns.conftest import FakeOrderSource, refund_line, shipped_order
 
 pytestmark = pytest.mark.django_db

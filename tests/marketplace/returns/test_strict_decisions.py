@@ -19,8 +19,8 @@ from marketplace.returns.intake_schema import ReturnIn
 from marketplace.returns.models import Decision, RefundLedgerEntry, Return, SellerRefund
 from marketplace.returns.services.decide import refund_decide, return_decide
 from marketplace.returns.services.intake import return_create
-from marketplace.sync.pull import seller_after_sale_pull
 from marketplace.returns.services.steps import return_steps_drain
+from marketplace.sync.pull import seller_after_sale_pull
 from tests.marketplace.returns.conftest import FakeOrderSource, refund_line, shipped_order
 
 pytestmark = pytest.mark.django_db
