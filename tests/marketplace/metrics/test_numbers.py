@@ -19,7 +19,6 @@ from marketplace.metrics.views import exposition
 from marketplace.orders.models import OrderSync
 from marketplace.platform.models import HolderEmbargo, PlatformCall
 from marketplace.returns.models import PlatformStep
-from marketplace.sync.models import SellerSync
 from tests.factories import OrderFactory, PlatformConnectionFactory, SellerSyncFactory
 from tests.marketplace.dashboard.builders import build_world
 
@@ -57,14 +56,16 @@ def test_the_numbers_after_a_small_flow_are_right(client: Client) -> None:
     now = timezone.now()
     # Given sellers in every situation an operator alerts on
     fresh = PlatformConnectionFactory(refresh_token_expires_at=now + timedelta(days=5))
-    SellerSyncFactory(seller=fresh.seller, last_success_at=now - timedelta(seconds=30))
     # idle and backed off: its next pull is in 20 minutes, so it is not late at all
-    SellerSync.objects.create(seller=fresh.seller, next_pull_at=now + timedelta(minutes=20))
+    SellerSyncFactory(
+        seller=fresh.seller,
+        last_success_at=now - timedelta(seconds=30),
+        next_pull_at=now + timedelta(minutes=20),
+    )
     failing = PlatformConnectionFactory()
-    # its pull was due two hours ago
-    SellerSync.objects.create(seller=failing.seller, next_pull_at=now - timedelta(hours=2))
     SellerSyncFactory(
         seller=failing.seller,
+        next_pull_at=now - timedelta(hours=2),  # its pull was due two hours ago
         last_success_at=now - timedelta(hours=2),
         consecutive_failures=3,
         last_error="PlatformUnavailable: 503",

@@ -192,7 +192,8 @@ def test_revoked_grant_orders_wait_and_go_out_after_reconnect(
         what="waiting_for_connection",
     )
     assert remote_state(platform, "MP-E6") is None
-    platform.reconnect(connected_seller)  # connection_live (on commit) releases the order
+    platform.reconnect(connected_seller)
+    sellers_pull_fan_out()  # beat's tick: the sync starts the seller, releasing the order
     wait_for(
         lambda: synced("MP-E6"),
         what="push after reconnect",

@@ -196,7 +196,12 @@ def test_a_second_pull_with_nothing_new_makes_one_list_request_and_changes_nothi
     result = seller_pull(seller_id=connected_seller.id).orders
 
     new_calls = list(PlatformCall.objects.order_by("id")[calls:])
-    assert [(c.method, c.path.split("?")[0]) for c in new_calls] == [("GET", "/orders")]
+    # One listing of orders; then the after-sale pull's one listing of open refunds (the
+    # seller shipped an order they may still refund).
+    assert [(c.method, c.path.split("?")[0]) for c in new_calls] == [
+        ("GET", "/orders"),
+        ("GET", "/refunds"),
+    ]
     assert "seller_updated_after" in new_calls[0].path
     assert (result.listed, result.unchanged, result.fetched) == (1, 1, 0)
     assert SyncEvent.objects.count() == events
@@ -348,9 +353,9 @@ def test_failed_error_report_is_retried_by_the_next_pull(
 def test_a_running_pull_of_one_seller_is_not_duplicated(
     platform: Platform, connected_seller: Any, quiet_broker: Any
 ) -> None:
-    from marketplace.orders.services.pull import _pull_claim
+    from marketplace.sync.lease import lease_claim
 
-    assert _pull_claim(seller_id=connected_seller.id) is not None
+    assert lease_claim(seller_id=connected_seller.id) is not None
     result = seller_pull(seller_id=connected_seller.id).orders
     assert result.ran is False
 
@@ -358,13 +363,13 @@ def test_a_running_pull_of_one_seller_is_not_duplicated(
 def test_one_sellers_running_pull_does_not_block_another_seller(
     platform: Platform, connected_seller: Any, other_seller: Any, quiet_broker: Any
 ) -> None:
-    from marketplace.orders.services.pull import _pull_claim
+    from marketplace.sync.lease import lease_claim
 
     bob = other_seller
     platform.reconnect(bob, who=PLATFORM_SELLER_B)
     placed("MP-BOB", seller="bob")
     platform.sandbox.ship("MP-BOB")
-    assert _pull_claim(seller_id=connected_seller.id) is not None  # alice's pull "running"
+    assert lease_claim(seller_id=connected_seller.id) is not None  # alice's pull "running"
     result = seller_pull(seller_id=bob.id).orders
     assert result.ran
     assert result.settled == 1

@@ -163,74 +163,59 @@ def test_a_rejected_return_shows_rejected(fake_platform: FakeOrderSource, wakes:
 
 
 def test_the_fan_out_queues_only_connected_sellers_with_something_open(
-    monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from marketplace.returns import tasks
-    from marketplace.sync.fan_out import sellers_after_sale_pull_fan_out
+    from marketplace.sync import fan_out
 
-    queued: list[int] = []
-    monkeypatch.setattr(tasks.seller_returns_pull_task, "delay", queued.append)
+    queued: list[tuple[str, int]] = []
+    monkeypatch.setattr(fan_out, "task_enqueue", lambda name, sid: queued.append((name, sid)))
     active = shipped_order()  # connected, a shipped order
     idle = SellerFactory()
     PlatformConnectionFactory(seller=idle)
     OrderFactory(seller=idle, state="PENDING")
     gone = shipped_order(seller=SellerFactory())  # no connection
-    with django_capture_on_commit_callbacks(execute=True):
-        sellers = sellers_after_sale_pull_fan_out()
+    sellers = fan_out.sellers_after_sale_pull_fan_out()
     assert sellers == [active.seller_id]
-    assert queued == [active.seller_id]
-    assert gone.seller_id not in queued
+    assert queued == [(fan_out.SELLER_AFTER_SALE_PULL_TASK, active.seller_id)]
+    assert gone.seller_id not in sellers
 
 
-def test_returns_ride_on_the_sellers_pull_schedule(
-    monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
-) -> None:
+def test_a_return_placed_brings_a_backed_off_seller_back_at_the_next_tick() -> None:
     from datetime import timedelta
 
     from django.utils import timezone
-    from marketplace.returns.pull_hooks import returns_after_pull
-    from sellers.pull_schedule import open_work_reasons
 
-    from marketplace.returns import tasks
+    from marketplace.sync.schedule import REASON_OPEN_WORK, open_work_reasons, sync_wake_open_work
 
-    queued: list[int] = []
-    monkeypatch.setattr(tasks.seller_returns_pull_task, "delay", queued.append)
     order = shipped_order()
     # Given a seller backed off for hours, nothing open but a shipped order
     later = timezone.now() + timedelta(hours=3)
     SellerSync.objects.update_or_create(
         seller_id=order.seller_id, defaults={"next_pull_at": later, "reason": "idle"}
     )
-    assert "open returns" not in open_work_reasons(seller_id=order.seller_id)
+    assert open_work_reasons(seller_id=order.seller_id) == []
     # When the buyer's return is placed through intake
     data = ReturnIn.model_validate(
         {"mp_return_number": "R-1", "reason": "broken", "return_lines": [
             {"mp_line_number": "1", "quantity": 1}]}
     )  # fmt: skip
     return_create(mp_order_number=order.mp_order_number, data=data)
-    # Then the seller is due within the short interval, the return being open work
+    # Then the next tick makes the seller due within the short interval: open work
+    assert sync_wake_open_work() == 1
     schedule = SellerSync.objects.get(seller_id=order.seller_id)
     assert schedule.next_pull_at < later - timedelta(hours=2)
-    assert schedule.reason == "return placed"
+    assert schedule.reason == REASON_OPEN_WORK
     assert open_work_reasons(seller_id=order.seller_id) == ["open returns"]
-    # and the seller's next pull lists their returns and refunds (no fan-out of its own)
-    with django_capture_on_commit_callbacks(execute=True):
-        returns_after_pull(order.seller_id)
-    assert queued == [order.seller_id]
+    # and a tick later nothing is written again
+    assert sync_wake_open_work() == 0
 
 
-def test_a_seller_with_nothing_returnable_gets_no_returns_pull(
-    monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+def test_a_seller_with_nothing_returnable_gets_no_after_sale_listing(
+    fake_platform: FakeOrderSource,
 ) -> None:
-    from marketplace.returns.pull_hooks import returns_after_pull
-
-    from marketplace.returns import tasks
-
-    queued: list[int] = []
-    monkeypatch.setattr(tasks.seller_returns_pull_task, "delay", queued.append)
     seller = SellerFactory()
     PlatformConnectionFactory(seller=seller)
     OrderFactory(seller=seller, state="PENDING")
-    with django_capture_on_commit_callbacks(execute=True):
-        returns_after_pull(seller.pk)
-    assert queued == []
+    result = seller_after_sale_pull(seller_id=seller.pk)
+    assert (result.ran, result.requests, result.error) == (False, 0, "")
+    assert fake_platform.calls == []
