@@ -237,9 +237,3 @@ def sync_wake_open_work(*, now: datetime | None = None, chunk: int = 5000) -> in
             next_pull_at=soon, reason=REASON_OPEN_WORK, idle_steps=0, updated_at=now
         )
     return moved
-
-
-def schedule_due_count(*, now: datetime | None = None) -> int:
-    """Sellers whose pull is due (the dashboard, metrics): bounded by the due, via the index."""
-    now = now or timezone.now()
-    return SellerSync.objects.filter(next_pull_at__lte=now).count()
