@@ -110,12 +110,3 @@ class SellerSync(models.Model):
         return self.queued_at is not None and (
             self.last_finished_at is None or self.queued_at > self.last_finished_at
         )
-
-    @property
-    def after_sale_error(self) -> str:
-        """The returns and refunds listings' last errors, in one line."""
-        return "; ".join(
-            f"{kind}: {text}"
-            for kind, text in (("returns", self.returns_error), ("refunds", self.refunds_error))
-            if text
-        )

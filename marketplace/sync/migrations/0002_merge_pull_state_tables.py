@@ -5,10 +5,10 @@ From ``sellers.PullSchedule``: the schedule (next pull, why, idle steps, queued 
 ``consecutive_failures`` and ``last_finished_at``: the larger / later is kept). From
 ``orders.SellerPullState``: the cursor, an interrupted pull's resume point, the orders to
 read again, the lease, the outcome. From ``returns.SellerReturnsPullState``: the returns
-watermark and each listing's last error (its lease: a pull in flight during the deploy
-keeps it until it lapses; its ``last_error`` is the two listings' errors joined, which
-``SellerSync.after_sale_error`` gives back). From ``portal.SellerPullRequest``: each
-seller's latest Pull now (the rate limit reads only that one; older ones were pruned
+watermark, each listing's last error and when it last finished (not its lease: the
+after-sale pull now runs under the seller's one lease; nor its ``last_error``, only the
+two listings' errors joined, each kept on its own). From ``portal.SellerPullRequest``:
+each seller's latest Pull now (the rate limit reads only that one; older ones were pruned
 after a week anyway). ``started_at`` (new): the connect of a seller with a schedule row
 started it, so it is their connection's ``connected_at``.
 
