@@ -1,10 +1,12 @@
 """P9 — pull capacity on a simulated clock: 100 000 connected sellers, 1 % with open orders.
 
-What runs for real: the fan-out (``sellers_pull_fan_out``: due sellers claimed through
+What runs for real: the fan-out (``marketplace.sync.fan_out.sellers_pull_fan_out``: new
+connects started, sellers with new open work woken, due sellers claimed through
 ``next_pull_at``'s index in bounded batches, one message per due seller, here recorded
-instead of sent), the "open work" rule (``open_work_reasons``: one query on the partial
-index of unsettled orders) and the schedule update after each pull
-(``pull_schedule_after_pull``), against Postgres (or SQLite) with every row in place.
+instead of sent), the "open work" rule (``open_work_reasons``: one query on a partial
+index each for unsettled orders and undecided returns) and the schedule update after each
+pull (``schedule_after_pull`` on the locked ``SellerSync`` row, as ``sync.pull`` records a
+pull), against Postgres (or SQLite) with every row in place.
 
 What is simulated: the clock (``timezone.now`` follows it, stepping by beat's period
 ``PULL_FAN_OUT_EVERY_SECONDS`` through one hour), and the pull itself: each pulled
@@ -55,8 +57,9 @@ def _populate(*, sellers: int, open_sellers: int, start: datetime, rng: random.R
     from django.conf import settings
     from django.db import connection
 
-    from sellers.models import PullSchedule
-    from sellers.pull_schedule import idle_wait
+    from marketplace.orders.models import Order
+    from marketplace.sync.models import SellerSync
+    from marketplace.sync.schedule import idle_wait
 
     rows = sellers_create(count=sellers, prefix=f"p9-{sellers}")
     ids = [s.id for s in rows]
@@ -66,7 +69,7 @@ def _populate(*, sellers: int, open_sellers: int, start: datetime, rng: random.R
     ceiling = settings.PULL_IDLE_CEILING_SECONDS
     steps = next(k for k in range(1, 64) if idle_wait(k) >= ceiling)
     bulk_insert(
-        PullSchedule,
+        SellerSync,
         (
             {
                 "seller_id": sid,
@@ -90,6 +93,9 @@ def _populate(*, sellers: int, open_sellers: int, start: datetime, rng: random.R
         lines_per_order=1,
         sync_status="synced",
     )
+    # The steady state: these orders were placed long before the simulated hour (and the
+    # equal-due ticks a day before it), so no tick takes them for new work to wake for.
+    Order.objects.update(created_at=start - timedelta(days=2))
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")
@@ -100,10 +106,11 @@ def _simulate(
     *, open_ids: list[int], start: datetime, minutes: int, rng: random.Random
 ) -> dict[str, Any]:
     from django.conf import settings
+    from django.db import transaction
 
-    from marketplace.orders import tasks
-    from marketplace.orders.services.pull import sellers_pull_fan_out
-    from sellers.pull_schedule import open_work_reasons, pull_schedule_after_pull
+    from marketplace.sync import fan_out
+    from marketplace.sync.models import SellerSync
+    from marketplace.sync.schedule import open_work_reasons, schedule_after_pull
 
     period = settings.PULL_FAN_OUT_EVERY_SECONDS
     horizon = minutes * 60.0
@@ -125,14 +132,14 @@ def _simulate(
     clock = _Clock(start)
     with (
         mock.patch("django.utils.timezone.now", clock),
-        mock.patch.object(tasks.seller_pull_task, "delay", queued.append),
+        mock.patch.object(fan_out, "task_enqueue", lambda _name, sid: queued.append(sid)),
     ):
         elapsed = 0.0
         while elapsed < horizon:
             clock.now = start + timedelta(seconds=elapsed)
             queued.clear()
             began = time.perf_counter()
-            sellers_pull_fan_out()
+            fan_out.sellers_pull_fan_out()
             tick_seconds.append(time.perf_counter() - began)
             due_per_tick.append(len(queued))
             for sid in list(queued):
@@ -142,11 +149,14 @@ def _simulate(
                     upto = bisect.bisect_right(shipped, elapsed)
                     freshness.extend(elapsed - t for t in shipped[seen_upto[sid] : upto])
                     seen_upto[sid] = upto
-                pull_schedule_after_pull(
-                    seller_id=sid,
-                    reasons=open_work_reasons(seller_id=sid),
-                    started_at=clock.now,
-                )
+                reasons = open_work_reasons(seller_id=sid)
+                with transaction.atomic():  # as sync.pull records a pull's end
+                    sync = SellerSync.objects.select_for_update().get(seller_id=sid)
+                    schedule_after_pull(
+                        sync=sync, reasons=reasons, started_at=clock.now, now=clock.now
+                    )
+                    sync.last_finished_at = clock.now
+                    sync.save()
             elapsed += period
     made = sum(len(t) for t in shipments.values())
     freshness.sort()
@@ -174,24 +184,23 @@ def _simulate(
 def _fan_out_with_due(*, due: int, at: datetime, repeat: int, rng: random.Random) -> float:
     """Median wall ms of one fan-out tick that finds exactly ``due`` sellers due (a fresh
     random sample each time, every other seller due later): the population alone varies."""
-    from marketplace.orders import tasks
-    from marketplace.orders.services.pull import sellers_pull_fan_out
-    from sellers.models import PullSchedule
+    from marketplace.sync import fan_out
+    from marketplace.sync.models import SellerSync
 
-    ids = list(PullSchedule.objects.values_list("seller_id", flat=True))
+    ids = list(SellerSync.objects.values_list("seller_id", flat=True))
     samples = []
     queued: list[int] = []
     for i in range(repeat):
         moment = at + timedelta(seconds=i)  # leases (300 s) never lapse in between
         chosen = rng.sample(ids, due)
-        PullSchedule.objects.filter(seller_id__in=chosen).update(next_pull_at=moment)
+        SellerSync.objects.filter(seller_id__in=chosen).update(next_pull_at=moment)
         queued.clear()
         with (
             mock.patch("django.utils.timezone.now", lambda m=moment: m),
-            mock.patch.object(tasks.seller_pull_task, "delay", queued.append),
+            mock.patch.object(fan_out, "task_enqueue", lambda _name, sid: queued.append(sid)),
         ):
             began = time.perf_counter()
-            sellers_pull_fan_out()
+            fan_out.sellers_pull_fan_out()
             samples.append(time.perf_counter() - began)
         if sorted(queued) != sorted(chosen):
             raise RuntimeError(f"fan-out queued {len(queued)} sellers, {due} were due")

@@ -32,8 +32,9 @@ def _populate(*, sellers: int, orders: int) -> tuple[int, float]:
     """Returns a typical seller's id and the seconds generation took."""
     from django.utils import timezone
 
-    from marketplace.orders.models import SellerPullState, SyncEvent, ValidationProblem
+    from marketplace.orders.models import SyncEvent, ValidationProblem
     from marketplace.platform.models import PlatformCall
+    from marketplace.sync.models import SellerSync
     from sellers import vault
     from sellers.models import ConnectionEvent, PlatformConnection
 
@@ -60,7 +61,7 @@ def _populate(*, sellers: int, orders: int) -> tuple[int, float]:
         ),
     )
     bulk_insert(
-        SellerPullState,
+        SellerSync,
         (
             {
                 "seller_id": sid,

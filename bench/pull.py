@@ -57,7 +57,7 @@ def _pull_in_child(env: BenchEnvironment, seller_id: int) -> dict[str, Any]:
 def run(env: BenchEnvironment, *, small: int = 1000, large: int = 10_000) -> dict[str, Any]:
     from marketplace.orders.models import Order
     from marketplace.orders.payloads import order_payload
-    from marketplace.orders.services.pull import seller_pull
+    from marketplace.sync.pull import seller_pull
 
     assert env.sandbox is not None
     sandbox = env.sandbox
@@ -114,7 +114,7 @@ def run(env: BenchEnvironment, *, small: int = 1000, large: int = 10_000) -> dic
 
     def idle_pull(seller_id: int) -> dict[str, Any]:
         before = sandbox.state()
-        again = seller_pull(seller_id=seller_id)
+        again = seller_pull(seller_id=seller_id).orders
         after = sandbox.state()
         return {
             "list_requests": _endpoint_total(after, "list_orders")
@@ -168,12 +168,12 @@ def _child(seller_id: int) -> None:
     import django
 
     django.setup()
-    from marketplace.orders.services.pull import seller_pull
+    from marketplace.sync.pull import seller_pull
 
     tracemalloc.start()
     base, _ = tracemalloc.get_traced_memory()
     started = time.perf_counter()
-    result = seller_pull(seller_id=seller_id)
+    result = seller_pull(seller_id=seller_id).orders
     seconds = time.perf_counter() - started
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()

@@ -38,7 +38,7 @@ def run(
 ) -> dict[str, Any]:
     from marketplace.orders.models import Order
     from marketplace.orders.payloads import order_payload
-    from marketplace.orders.services.pull import seller_pull
+    from marketplace.sync.pull import seller_pull
 
     assert env.sandbox is not None
     sandbox = env.sandbox
@@ -49,7 +49,7 @@ def run(
     connections = [seller_connect(sandbox, s, n) for s, n in zip(sellers, names, strict=True)]
     sizes = [small, large]
     for seller, name, size in zip(sellers, names, sizes, strict=True):
-        first = seller_pull(seller_id=seller.id)
+        first = seller_pull(seller_id=seller.id).orders
         if not first.completed:
             raise RuntimeError(f"the first pull did not complete: {first.error}")
         sandbox.control(
@@ -82,7 +82,7 @@ def run(
         for seller, size in zip(sellers, sizes, strict=True):
             before = _requests(sandbox)
             started = time.perf_counter()
-            result = seller_pull(seller_id=seller.id)
+            result = seller_pull(seller_id=seller.id).orders
             seconds = time.perf_counter() - started
             after = _requests(sandbox)
             made = {k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)}

@@ -103,8 +103,8 @@ def run(
     from marketplace.orders.models import Order
     from marketplace.orders.payloads import order_payload
     from marketplace.returns.services import steps
-    from marketplace.returns.services.pull import seller_returns_pull
     from marketplace.returns.services.steps import return_steps_drain
+    from marketplace.sync.pull import seller_after_sale_pull
 
     assert env.sandbox is not None
     sandbox = env.sandbox
@@ -124,7 +124,7 @@ def run(
                  "prefix": f"P7-{seller.id}-H", "days_ago": 30, "refund_status": "COMPLETE"},
             )  # fmt: skip
             _history_here(seller.id, size, f"P7-{seller.id}")
-            first = seller_returns_pull(seller_id=seller.id)
+            first = seller_after_sale_pull(seller_id=seller.id)
             if first.error:
                 raise RuntimeError(f"the first pull failed: {first.error}")
         log(f"P7 history in place: {small} and {large} completed refunds")
@@ -170,7 +170,7 @@ def run(
             for seller, size in zip(sellers, sizes, strict=True):
                 before = _requests(sandbox)
                 started = time.perf_counter()
-                result = seller_returns_pull(seller_id=seller.id)
+                result = seller_after_sale_pull(seller_id=seller.id)
                 seconds = time.perf_counter() - started
                 after = _requests(sandbox)
                 made = {

@@ -349,8 +349,8 @@ class Soak:
     # --- beat ---------------------------------------------------------------------------
 
     def beat(self, now: float) -> None:
-        from marketplace.orders.services.pull import sellers_pull_fan_out
         from marketplace.orders.services.push_recovery import order_sync_sweep
+        from marketplace.sync.fan_out import sellers_after_sale_pull_fan_out, sellers_pull_fan_out
         from sellers.services import connection_refresh_sweep
 
         if now >= self.next_sweep:
@@ -360,10 +360,8 @@ class Soak:
             self.guarded("connection_refresh_sweep", connection_refresh_sweep)
             self.next_refresh_sweep = now + 10
         if now >= self.next_pull:
-            from marketplace.returns.services.pull import sellers_returns_pull_fan_out
-
             self.guarded("sellers_pull_fan_out", sellers_pull_fan_out)
-            self.guarded("sellers_returns_pull_fan_out", sellers_returns_pull_fan_out)
+            self.guarded("sellers_after_sale_pull_fan_out", sellers_after_sale_pull_fan_out)
             self.guarded("returns_due", self.returns_due)
             self.next_pull = now + 4
         if self.catalog.sellers:

@@ -104,12 +104,12 @@ def seed() -> None:
         Order,
         OrderLine,
         OrderSync,
-        SellerPullState,
         Shipment,
         SyncEvent,
         ValidationProblem,
     )
     from marketplace.platform.models import PlatformCall
+    from marketplace.sync.models import SellerSync
     from sellers.models import ConnectionEvent, PlatformConnection, Seller
 
     rng = random.Random(7)
@@ -160,7 +160,7 @@ def seed() -> None:
                 created_at=now - timedelta(hours=age * 7 + 1)
             )
         if state == "connected":
-            SellerPullState.objects.create(
+            SellerSync.objects.create(
                 seller=seller,
                 cursor=now - timedelta(minutes=3),
                 last_started_at=now - timedelta(minutes=1 + index),

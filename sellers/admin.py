@@ -8,7 +8,7 @@ from django.http import HttpRequest
 
 from sellers import services
 from sellers.errors import VaultError
-from sellers.models import ConnectionEvent, PlatformConnection, PullSchedule, Seller
+from sellers.models import ConnectionEvent, PlatformConnection, Seller
 
 
 @admin.register(Seller)
@@ -97,26 +97,3 @@ class ConnectionEventAdmin(admin.ModelAdmin[ConnectionEvent]):
 
     def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False  # an audit trail is not edited
-
-
-@admin.register(PullSchedule)
-class PullScheduleAdmin(admin.ModelAdmin[PullSchedule]):
-    """When each seller's next pull is due and why (written by the pulls, read-only here)."""
-
-    list_display = ("seller", "next_pull_at", "reason", "idle_steps", "failures", "queued_at")
-    list_select_related = ("seller",)
-    raw_id_fields = ("seller",)
-    search_fields = ("seller__display_name", "reason")
-    readonly_fields = (
-        "seller",
-        "next_pull_at",
-        "reason",
-        "idle_steps",
-        "failures",
-        "queued_at",
-        "last_pulled_at",
-        "updated_at",
-    )
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False

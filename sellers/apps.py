@@ -8,5 +8,6 @@ class SellersConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Connects the key rotation's receivers for the sellers' own encrypted fields.
-        from sellers import key_rotation  # noqa: F401
+        # key_rotation connects its receivers for the sellers' own encrypted fields; tasks
+        # registers the task names services start through ``marketplace.enqueue``.
+        from sellers import key_rotation, tasks  # noqa: F401

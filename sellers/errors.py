@@ -10,8 +10,8 @@ class SellerConnectionError(Exception):
 class ConnectionNotLive(SellerConnectionError):
     """The connection is not connected (never connected, disconnected or needs re-authorization).
 
-    Work for this seller must wait for a (re)connect; ``sellers.signals.connection_live``
-    fires when that happens.
+    Work for this seller must wait for a (re)connect; the sync's next beat tick picks the
+    reconnect up (``marketplace/sync/connect.py``).
     """
 
 

@@ -72,6 +72,9 @@ class PlatformConnection(models.Model):
         ordering = ["id"]
         indexes = [
             models.Index(fields=["state"], name="conn_state_idx"),
+            # The sync's tick looks for connects not started yet: recent ones only, through
+            # this index, not every connection (marketplace/sync/connect.py).
+            models.Index(fields=["connected_at"], name="conn_connected_at_idx"),
             # The beat sweeps ask "connected and expiring before T, soonest first": state
             # first, then the expiry, so one index range scan answers them in order.
             models.Index(
@@ -194,42 +197,3 @@ class OAuthState(models.Model):
 
     def __str__(self) -> str:
         return f"state for seller {self.seller_id}"
-
-
-class PullSchedule(models.Model):
-    """When the seller's next pull is due, and why (``sellers.pull_schedule`` writes it).
-
-    Pending work is a row with a next-attempt time (DESIGN.md): the fan-out reads only the
-    rows that are due, through ``next_pull_at``'s index, so its cost follows the sellers
-    due, not the sellers connected. NULL: not scheduled (the connection is not live; a
-    reconnect makes the row due again).
-    """
-
-    seller = models.OneToOneField(Seller, on_delete=models.CASCADE, related_name="pull_schedule")
-    next_pull_at = models.DateTimeField(null=True, blank=True)
-    # Why the next pull is then, in words for staff ("open orders", "idle — backing off
-    # (step 3)", "failing — retry 2", "pull now", "new order placed" …).
-    reason = models.CharField(max_length=200, blank=True)
-    # Pulls in a row that found nothing open: the idle interval doubles with each.
-    idle_steps = models.PositiveIntegerField(default=0)
-    # Pulls in a row that failed: retried later and later (bounded).
-    failures = models.PositiveIntegerField(default=0)
-    # When the fan-out (or Pull now) last sent the pull's message; ``next_pull_at`` then
-    # holds a lease, so a lost message is sent again but two beats never send one twice.
-    queued_at = models.DateTimeField(null=True, blank=True)
-    last_pulled_at = models.DateTimeField(null=True, blank=True)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        ordering = ["seller_id"]
-        indexes = [models.Index(fields=["next_pull_at"], name="pullschedule_due")]
-
-    def __str__(self) -> str:
-        return f"pull of seller {self.seller_id} at {self.next_pull_at}: {self.reason}"
-
-    @property
-    def is_queued(self) -> bool:
-        """A pull's message was sent and that pull has not finished yet."""
-        return self.queued_at is not None and (
-            self.last_pulled_at is None or self.queued_at > self.last_pulled_at
-        )

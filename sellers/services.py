@@ -29,6 +29,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
 
+from marketplace.enqueue import task_enqueue
 from marketplace.log_redaction import redact
 from marketplace.platform import oauth
 from marketplace.platform.errors import PlatformAuthError, PlatformError
@@ -41,8 +42,6 @@ from sellers.errors import (
     TokenRefreshUnavailable,
 )
 from sellers.models import ConnectionEvent, OAuthState, PlatformConnection, Seller
-from sellers.pull_schedule import pull_schedule_start
-from sellers.signals import connection_live
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +54,9 @@ OAUTH_STATE_LIFETIME = timedelta(minutes=10)
 FORCE_REFRESH_DEBOUNCE = timedelta(seconds=5)
 # Spread queued refreshes so a burst of expiring tokens does not hit the platform at once.
 REFRESH_JITTER_SECONDS = 30
+
+# Started from here by name (``marketplace.enqueue``): tasks import this module.
+CONNECTION_REFRESH_TASK = "sellers.tasks.connection_refresh_task"
 
 Actor = AbstractBaseUser | AnonymousUser | None
 State = PlatformConnection.State
@@ -235,11 +237,9 @@ def connection_grant_store(
             actor=actor,
             detail=_connected_detail(previous),
         )
-        pull_schedule_start(seller_id=seller.id)
         logger.info("seller %s connected (generation %s)", seller.id, connection.generation)
-        transaction.on_commit(
-            partial(connection_live.send, sender=PlatformConnection, connection=connection)
-        )
+        # The committed grant is all the sync needs: its next beat tick starts the seller's
+        # pulls and releases the orders that waited (marketplace/sync/connect.py).
     return connection
 
 
@@ -528,9 +528,8 @@ def connection_disconnect(*, connection_id: int, actor: Actor) -> PlatformConnec
 
 
 def _enqueue_refresh(connection_id: int, countdown: float) -> None:
-    from sellers.tasks import connection_refresh_task  # tasks import this module
-
-    connection_refresh_task.apply_async(args=(connection_id,), countdown=countdown)
+    # Called on commit already: sent at once, by the task's name (tasks import this module).
+    task_enqueue(CONNECTION_REFRESH_TASK, connection_id, countdown=countdown, after_commit=False)
 
 
 def connection_refresh_sweep(*, now: datetime | None = None) -> int:

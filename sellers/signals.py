@@ -1,8 +1,5 @@
-"""Signals other apps listen to.
-
-``connection_live`` (sender=PlatformConnection, connection=<PlatformConnection>) is sent
-after the transaction that (re)connected a seller commits; the orders app releases work
-that waited for the grant.
+"""Signals other apps listen to (the key rotation's; no business flow starts on a signal:
+a (re)connect queues ``marketplace.sync``'s start by name, see ``sellers.services``).
 
 ``ciphertext_rotated`` / ``ciphertext_lost`` (sender=the model, pks=[...]) are sent by the
 key rotation (``sellers.key_rotation``) after the rows' transaction: rows re-encrypted
@@ -13,6 +10,5 @@ to a state a person sees (tests/sellers/test_key_rotation.py checks it).
 
 from django.dispatch import Signal
 
-connection_live = Signal()
 ciphertext_rotated = Signal()
 ciphertext_lost = Signal()

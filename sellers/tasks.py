@@ -17,7 +17,7 @@ RETRY_MAX_SECONDS = 300
 
 
 @shared_task(bind=True, acks_late=True, max_retries=8)
-def connection_refresh_task(self: Task, connection_id: int) -> None:
+def connection_refresh_task(self: Task[[int], None], connection_id: int) -> None:
     try:
         services.connection_refresh(connection_id=connection_id)
     except (ConnectionNotLive, PlatformConnection.DoesNotExist):

@@ -25,8 +25,8 @@ TOPS = ("marketplace", "sellers", "sandbox")
 # The apps import downwards only (DESIGN.md, "The house"): a higher rank imports a lower
 # one, never the other way round nor sideways.
 APP_RANK = {
-    # Buyers' personal data and retention: reads and writes orders and returns, prunes
-    # the portal's pull requests; nothing imports it (the URLs and beat name it).
+    # Buyers' personal data and retention: reads and writes orders and returns; nothing
+    # imports it (the URLs and beat name it).
     "marketplace.privacy": 5,
     "marketplace.portal": 4,
     "marketplace.dashboard": 4,
@@ -36,6 +36,9 @@ APP_RANK = {
     # Seller scorecards: read orders, returns and the catalog's feed runs; the staff
     # sellers list and /metrics read its stored figures.
     "marketplace.performance": 3.5,
+    # Each seller's pull schedule and state; calls the orders pull and the after-sale pull
+    # (returns) explicitly. The connect flow (sellers) starts it by task name.
+    "marketplace.sync": 3.5,
     # Returns are of orders: they read an order's lines and shipments; orders knows
     # nothing of them.
     "marketplace.returns": 3,

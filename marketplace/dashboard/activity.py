@@ -67,11 +67,11 @@ def activity_compute(*, now: datetime) -> Activity:
         refresh_expiring=Count(
             "id", filter=Q(refresh_token_expires_at__lte=now + REFRESH_EXPIRY_WINDOW)
         ),
-        oldest_pull=Min("seller__pull_state__last_success_at"),
-        never_pulled=Count("id", filter=Q(seller__pull_state__last_success_at__isnull=True)),
+        oldest_pull=Min("seller__sync__last_success_at"),
+        never_pulled=Count("id", filter=Q(seller__sync__last_success_at__isnull=True)),
         pull_errors=Count(
             "id",
-            filter=Q(seller__pull_state__isnull=False) & ~Q(seller__pull_state__last_error=""),
+            filter=Q(seller__sync__isnull=False) & ~Q(seller__sync__last_error=""),
         ),
     )
     # Push lag: the longest any due push has waited (pending, or a retry whose time came).

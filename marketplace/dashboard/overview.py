@@ -11,15 +11,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from django.conf import settings
 from django.db import connection as db_connection
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from marketplace.dashboard.activity import activity_current
 from marketplace.dashboard.selectors import HourBucket, Tally, connection_tallies
-from marketplace.orders.models import Order, OrderSync, SellerPullState
+from marketplace.orders.models import Order, OrderSync
 from marketplace.orders.selectors import order_list
+from marketplace.sync.models import SellerSync
+from marketplace.sync.selectors import sellers_failing_pulls
 from sellers.models import PlatformConnection, Seller
 
 ConnState = PlatformConnection.State
@@ -49,7 +50,7 @@ class Overview:
     chart: list[HourBucket]
     needs_reauth: list[Seller]
     failed_orders: list[Order]
-    failing_pulls: list[SellerPullState]
+    failing_pulls: list[SellerSync]
 
     @property
     def push_lag(self) -> timedelta | None:
@@ -172,9 +173,5 @@ def overview_get(*, now: datetime) -> Overview:
             .order_by("-sync__updated_at")[:ATTENTION_LIMIT]
         ),
         # Sellers whose pulls failed several times in a row (indexed, limited).
-        failing_pulls=list(
-            SellerPullState.objects.filter(consecutive_failures__gte=settings.PULL_FAILING_AFTER)
-            .select_related("seller")
-            .order_by("-consecutive_failures", "seller_id")[:ATTENTION_LIMIT]
-        ),
+        failing_pulls=sellers_failing_pulls(limit=ATTENTION_LIMIT),
     )

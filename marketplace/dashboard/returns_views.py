@@ -13,12 +13,14 @@ from marketplace.access import StaffRequest, staff_required
 from marketplace.returns import selectors
 from marketplace.returns.services.ledger import step_retry_by_staff
 from marketplace.returns.services.record_problems import record_problem_retry
+from marketplace.sync.selectors import after_sale_listing_failures
 
 
 @require_GET
 @staff_required
 def returns_waiting(request: HttpRequest) -> HttpResponse:
     context = selectors.returns_waiting()
+    context["listing_failures"] = after_sale_listing_failures()
     context["authorization_days"] = settings.RETURN_AUTHORIZATION_DAYS
     return render(request, "dashboard/returns_waiting.html", context)
 

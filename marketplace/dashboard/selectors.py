@@ -27,7 +27,6 @@ from marketplace.db import count_subquery
 from marketplace.orders.models import (
     Order,
     OrderSync,
-    SellerPullState,
     SyncEvent,
     ValidationProblem,
 )
@@ -181,11 +180,9 @@ def seller_list(
     flagged: str = "",
 ) -> QuerySet[Seller]:
     """Sellers with their connection state, failed-push count, order count and last pull."""
-    sellers = Seller.objects.select_related(
-        "user", "connection", "pull_state", "pull_schedule"
-    ).annotate(
+    sellers = Seller.objects.select_related("user", "connection", "sync").annotate(
         conn_state=Coalesce(F("connection__state"), Value(ConnState.NOT_CONNECTED)),
-        last_pull=F("pull_state__last_success_at"),
+        last_pull=F("sync__last_success_at"),
         failures=count_subquery(
             OrderSync.objects.filter(order__seller=OuterRef("pk"), status=SyncStatus.FAILED),
             "order__seller",
@@ -210,11 +207,7 @@ def seller_list(
 
 
 def seller_get(*, seller_id: int) -> Seller | None:
-    return (
-        Seller.objects.select_related("user", "connection", "pull_state", "pull_schedule")
-        .filter(pk=seller_id)
-        .first()
-    )
+    return Seller.objects.select_related("user", "connection", "sync").filter(pk=seller_id).first()
 
 
 def seller_connection_events(*, seller_id: int, limit: int = 30) -> list[ConnectionEvent]:
@@ -269,7 +262,3 @@ def order_calls(*, order: Order, limit: int = RECENT_CALLS) -> list[PlatformCall
 
 def order_history(*, order_id: int, limit: int = 100) -> list[SyncEvent]:
     return list(SyncEvent.objects.filter(order_id=order_id).order_by("-created_at", "-id")[:limit])
-
-
-def seller_pull_state(*, seller_id: int) -> SellerPullState | None:
-    return SellerPullState.objects.filter(seller_id=seller_id).first()

@@ -15,11 +15,11 @@ from django.contrib.auth.models import User
 
 from marketplace.dashboard.models import StaffAction
 from marketplace.orders.models import Order, OrderSync
-from marketplace.orders.services.pull_now import seller_pull_queue
 from marketplace.orders.services.push_recovery import (
     order_sync_retry,
     seller_failed_orders_retry,
 )
+from marketplace.sync.pull_now import seller_pull_queue
 from marketplace.templatetags.display import format_time
 from sellers.errors import ConnectionNotLive, ReauthorizationRequired, TokenRefreshUnavailable
 from sellers.models import PlatformConnection, Seller

@@ -32,7 +32,8 @@ from marketplace.order_money import order_money
 from marketplace.orders.models import Order, OrderSync
 from marketplace.orders.selectors import line_fulfillments
 from marketplace.returns import selectors as returns_selectors
-from sellers.models import PlatformConnection, PullSchedule, Seller
+from marketplace.sync.models import SellerSync
+from sellers.models import PlatformConnection, Seller
 
 PAGE_SIZE = 25
 _M = TypeVar("_M", bound=Model)
@@ -49,10 +50,10 @@ def _connection_of(seller: Seller) -> PlatformConnection | None:
         return None
 
 
-def _pull_schedule_of(seller: Seller) -> PullSchedule | None:
+def _seller_sync_of(seller: Seller) -> SellerSync | None:
     try:
-        return seller.pull_schedule  # read with the seller (select_related)
-    except PullSchedule.DoesNotExist:
+        return seller.sync  # read with the seller (select_related)
+    except SellerSync.DoesNotExist:
         return None
 
 
@@ -122,8 +123,9 @@ def _seller_status_context(seller: Seller) -> dict[str, Any]:
     return {
         "seller": seller,
         "connection": _connection_of(seller),
-        "pull_state": selectors.seller_pull_state(seller_id=seller.id),
-        "pull_schedule": _pull_schedule_of(seller),
+        # One row holds both: how the pulls went, and when the next is due.
+        "pull_state": _seller_sync_of(seller),
+        "pull_schedule": _seller_sync_of(seller),
         "sync_counts": selectors.sync_status_tallies(seller_id=seller.id),
         "now": timezone.now(),
     }

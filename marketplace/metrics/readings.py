@@ -126,14 +126,14 @@ def grants_read(*, now: datetime) -> Grants:
 
 def pull_lag_reference() -> tuple[Q, Combinable]:
     """Which connections a pull lag is measured for, and from when: how overdue each
-    connected seller's scheduled pull is (``PullSchedule.next_pull_at``; since it
+    connected seller's scheduled pull is (``SellerSync.next_pull_at``; since it
     connected when it has no schedule row). An idle seller backed off for hours is not
     late (its next pull is in the future: every bucket holds it, its lag counts 0); a
     seller whose due pull did not happen is, whatever its schedule. A queued pull's
     moment is its lease's end, so a lost message shows once the lease runs out."""
     return (
         Q(state=ConnState.CONNECTED),
-        Coalesce("seller__pull_schedule__next_pull_at", "connected_at"),
+        Coalesce("seller__sync__next_pull_at", "connected_at"),
     )
 
 
@@ -163,7 +163,7 @@ def pulls_read(*, now: datetime) -> Pulls:
             ),
             failing=Count(
                 "id",
-                filter=Q(seller__pull_state__consecutive_failures__gte=settings.PULL_FAILING_AFTER),
+                filter=Q(seller__sync__consecutive_failures__gte=settings.PULL_FAILING_AFTER),
             ),
             **{
                 f"le_{bound}": Count("id", filter=Q(lag_from__gte=now - timedelta(seconds=bound)))

@@ -11,7 +11,6 @@ from marketplace.orders.models import (
     Order,
     OrderLine,
     OrderSync,
-    SellerPullState,
     SyncEvent,
     ValidationProblem,
 )
@@ -94,16 +93,6 @@ class SyncEventAdmin(admin.ModelAdmin[SyncEvent]):
 
     def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False
-
-
-@admin.register(SellerPullState)
-class SellerPullStateAdmin(admin.ModelAdmin[SellerPullState]):
-    list_display = ["seller", "cursor", "last_success_at", "last_error"]
-    list_select_related = ["seller"]
-    raw_id_fields = ["seller"]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False  # the first pull of a seller creates it
 
 
 @admin.register(ApiKey)

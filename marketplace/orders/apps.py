@@ -9,10 +9,5 @@ class OrdersConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from marketplace.orders import receivers  # noqa: F401 - connects the receivers
-        from marketplace.orders.selectors import seller_open_orders_reason
-        from sellers.pull_schedule import open_work_check_register
-
-        # A seller with unsettled orders is pulled at the short interval (returns and
-        # refunds register their own rule the same way).
-        open_work_check_register("orders", seller_open_orders_reason)
+        # The tasks are started by name (marketplace.enqueue): registered in every process.
+        from marketplace.orders import tasks  # noqa: F401

@@ -10,7 +10,6 @@
   (replaced per order on every pull, so re-reading is idempotent).
 * ``ValidationProblem``: a problem found in the seller's fulfillment, reported to the
   platform once (by fingerprint) and resolved when a later pull no longer shows it.
-* ``SellerPullState``: the per-seller pull cursor and lease.
 * ``ApiKey``: intake API credentials, stored as SHA-256 hashes.
 """
 
@@ -94,6 +93,15 @@ class Order(models.Model):
                     state__in=[MarketplaceState.PENDING, MarketplaceState.AWAITING_SHIPMENT]
                 ),
                 name="order_open_by_seller",
+            ),
+            # Open orders placed lately: the sync's tick brings their sellers back to the
+            # short pull interval (marketplace/sync/schedule.py), reading only new ones.
+            models.Index(
+                fields=["created_at"],
+                condition=models.Q(
+                    state__in=[MarketplaceState.PENDING, MarketplaceState.AWAITING_SHIPMENT]
+                ),
+                name="order_open_recent",
             ),
             # The staff orders list: newest placed first (its default sort, paged), and by
             # ship-by date (its sort, and the "late" filter's range).
@@ -275,42 +283,6 @@ class ValidationProblem(models.Model):
     @property
     def is_open(self) -> bool:
         return self.resolved_at is None
-
-
-class SellerPullState(models.Model):
-    seller = models.OneToOneField(
-        "sellers.Seller", on_delete=models.CASCADE, related_name="pull_state"
-    )
-    # When the last *completed* pull asked for its first listing (our clock). The next
-    # pull lists orders the seller changed after it, less PULL_CURSOR_OVERLAP.
-    cursor = models.DateTimeField(null=True, blank=True)
-    # An interrupted pull, resumed by the next one: the listing's own cursor of the page
-    # still to read, the filter it was read with, and when that pull started.
-    resume_cursor = models.TextField(blank=True)
-    resume_since = models.DateTimeField(null=True, blank=True)
-    resume_started_at = models.DateTimeField(null=True, blank=True)
-    # Orders whose fulfillment could not be read or stored: fetched on their own next time.
-    retry_numbers = models.JSONField(default=list, blank=True)
-    # Pulls in a row that ended in an error (0 after a complete pull): the dashboard
-    # shows a seller whose pulls keep failing.
-    consecutive_failures = models.PositiveIntegerField(default=0)
-    claim_token = models.CharField(max_length=32, blank=True)
-    lease_until = models.DateTimeField(null=True, blank=True)
-    last_started_at = models.DateTimeField(null=True, blank=True)
-    last_finished_at = models.DateTimeField(null=True, blank=True)
-    last_success_at = models.DateTimeField(null=True, blank=True)
-    last_error = models.TextField(blank=True)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        ordering = ["seller_id"]
-        indexes = [
-            # The overview lists sellers whose pulls keep failing.
-            models.Index(fields=["consecutive_failures"], name="pullstate_failures")
-        ]
-
-    def __str__(self) -> str:
-        return f"pull state of seller {self.seller_id}"
 
 
 class ApiKey(models.Model):

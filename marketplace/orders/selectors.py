@@ -136,6 +136,6 @@ OPEN_ORDER_STATES = (MarketplaceState.PENDING, MarketplaceState.AWAITING_SHIPMEN
 
 def seller_open_orders_reason(seller_id: int) -> str:
     """ "open orders" while the seller has an unsettled order (their fulfillment may still
-    change), else "". Registered with ``sellers.pull_schedule`` (OrdersConfig.ready)."""
+    change), else "". ``marketplace.sync`` asks it after each pull of the seller."""
     has_open = Order.objects.filter(seller_id=seller_id, state__in=OPEN_ORDER_STATES).exists()
     return "open orders" if has_open else ""

@@ -10,8 +10,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from marketplace.orders.services.pull_now import seller_pull_queue
-from marketplace.portal.models import SellerPullRequest
+from marketplace.sync.pull_now import (
+    pull_now_last_requested,
+    pull_now_requested,
+    seller_pull_queue,
+)
 from sellers.models import PlatformConnection, Seller
 
 
@@ -36,12 +39,7 @@ def portal_pull_now(*, seller: Seller) -> PullNow:
                 "Not pulled: your platform account is not connected. Connect it first.",
             )
         now = timezone.now()
-        last = (
-            SellerPullRequest.objects.filter(seller=seller)
-            .order_by("-requested_at")
-            .values_list("requested_at", flat=True)
-            .first()
-        )
+        last = pull_now_last_requested(seller_id=seller.pk)
         if last is not None and now - last < timedelta(seconds=interval):
             wait = max(1, math.ceil(interval - (now - last).total_seconds()))
             return PullNow(
@@ -51,11 +49,8 @@ def portal_pull_now(*, seller: Seller) -> PullNow:
                 f"{int(settings.PULL_INTERVAL_SECONDS)} s).",
                 retry_after=wait,
             )
-        SellerPullRequest.objects.create(seller=seller, requested_at=now)
+        pull_now_requested(seller_id=seller.pk, at=now)
         queued = seller_pull_queue(seller=seller)
-    SellerPullRequest.objects.filter(
-        seller=seller, requested_at__lt=now - timedelta(days=1)
-    ).delete()
     message = queued.result
     if message.startswith("Pull queued"):
         message = (

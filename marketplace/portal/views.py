@@ -10,11 +10,11 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from marketplace.orders.models import SellerPullState
 from marketplace.orders.selectors import order_sync_status_counts
 from marketplace.portal.needs_you import seller_needs_you
 from marketplace.portal.selectors import seller_todo
 from marketplace.portal.services import portal_pull_now
+from marketplace.sync.selectors import seller_sync_get
 from sellers import selectors as seller_selectors
 from sellers.access import SellerRequest, seller_required
 
@@ -39,7 +39,7 @@ def _home(request: SellerRequest, *, status: int = 200) -> HttpResponse:
         counts["pending"] + counts["retrying"] + counts["waiting_for_connection"]
     )
     context["pull_interval"] = int(settings.PULL_INTERVAL_SECONDS)
-    context["pull_state"] = SellerPullState.objects.filter(seller=request.seller).first()
+    context["pull_state"] = seller_sync_get(seller_id=request.seller.id)
     return render(request, "sellers/portal.html", context, status=status)
 
 

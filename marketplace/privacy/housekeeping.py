@@ -8,8 +8,6 @@ history neither holds a long lock nor grows the worker.
 * ``PlatformStep``: done steps after ``PLATFORM_STEP_RETENTION_DAYS``; a dead letter
   (failed) stays until staff act on it, so it is never lost.
 * ``SyncEvent``: the per-order history after ``SYNC_EVENT_RETENTION_DAYS``.
-* ``SellerPullRequest``: the "Pull now" rate limit reads only each seller's latest;
-  older ones go after ``PULL_REQUEST_RETENTION_DAYS``.
 * ``TaskDeadLetter``: after ``SYNC_EVENT_RETENTION_DAYS`` too (staff acted or never will).
 * ``ReturnsRecordProblem``: a listed refund or return that failed to store and later went
   through (``resolved_at``), after ``PLATFORM_STEP_RETENTION_DAYS``; an open one or a dead
@@ -25,7 +23,6 @@ from django.db.models import Model, QuerySet
 from django.utils import timezone
 
 from marketplace.orders.models import SyncEvent
-from marketplace.portal.models import SellerPullRequest
 from marketplace.privacy.models import TaskDeadLetter
 from marketplace.returns.models import PlatformStep, ReturnsRecordProblem, StepStatus
 
@@ -54,11 +51,6 @@ def traffic_tables_prune(*, now: datetime | None = None) -> dict[str, int]:
         ),
         "sync_events": rows_prune(
             SyncEvent.objects.filter(created_at__lt=now - days * settings.SYNC_EVENT_RETENTION_DAYS)
-        ),
-        "pull_requests": rows_prune(
-            SellerPullRequest.objects.filter(
-                requested_at__lt=now - days * settings.PULL_REQUEST_RETENTION_DAYS
-            )
         ),
         "task_dead_letters": rows_prune(
             TaskDeadLetter.objects.filter(

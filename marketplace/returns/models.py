@@ -11,8 +11,6 @@
 * ``PlatformStep``: the outbox of returns and refunds: every call the platform must get
   (push a return, mark complete, report errors) is a row with a state and a next-attempt
   time, written in the transaction that makes it necessary.
-* ``SellerReturnsPullState``: per seller, the returns listing's watermark and each
-  listing's last failure (one listing never stops the other).
 * ``ReturnsRecordProblem``: a listed refund or return that could not be stored or decided
   (any error): retried at the next pulls, then a dead letter staff see.
 """
@@ -477,36 +475,6 @@ class PlatformStep(OutboxItem):
         ``default:`` filter cannot, as its argument fails on a missing refund)."""
         parent = self.return_request or self.refund
         return parent.order if parent is not None else None
-
-
-class SellerReturnsPullState(models.Model):
-    """Per seller: where the returns and refunds listings stand, and the pull's lease.
-
-    Each listing fails on its own: its error is kept here (staff see it) and the listing
-    is tried again at the next pull; the other listing goes on."""
-
-    seller = models.OneToOneField(
-        "sellers.Seller", on_delete=models.CASCADE, related_name="returns_pull_state"
-    )
-    # Our clock at the start of the last complete returns listing: the next one asks for
-    # changes strictly after it, less PULL_CURSOR_OVERLAP (see services/pull.py). Refunds
-    # have no update-time filter (the open set is refund_status=CREATED).
-    returns_watermark = models.DateTimeField(null=True, blank=True)
-    returns_error = models.TextField(blank=True)
-    returns_failed_at = models.DateTimeField(null=True, blank=True)
-    refunds_error = models.TextField(blank=True)
-    refunds_failed_at = models.DateTimeField(null=True, blank=True)
-    claim_token = models.CharField(max_length=32, blank=True)
-    lease_until = models.DateTimeField(null=True, blank=True)
-    last_finished_at = models.DateTimeField(null=True, blank=True)
-    last_error = models.TextField(blank=True)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        ordering = ["seller_id"]
-
-    def __str__(self) -> str:
-        return f"returns pull state of seller {self.seller_id}"
 
 
 class RecordKind(models.TextChoices):

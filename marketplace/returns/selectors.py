@@ -19,7 +19,6 @@ from marketplace.returns.models import (
     ReturnsRecordProblem,
     ReturnStatus,
     SellerRefund,
-    SellerReturnsPullState,
     StepStatus,
 )
 from sellers.models import Seller
@@ -31,7 +30,7 @@ OPEN_RETURN_STATUSES = (
 )
 
 
-def _open_returns() -> QuerySet[Return]:
+def open_returns() -> QuerySet[Return]:
     """Returns whose progress we still need to read: not finished at the platform and
     not decided by us yet."""
     return Return.objects.filter(status__in=OPEN_RETURN_STATUSES, decision=Decision.NONE)
@@ -45,7 +44,13 @@ def _refund_watch_orders() -> QuerySet[Order]:
 
 
 def seller_has_open_returns(*, seller_id: int) -> bool:
-    return _open_returns().filter(seller_id=seller_id).exists()
+    return open_returns().filter(seller_id=seller_id).exists()
+
+
+def seller_open_returns_reason(seller_id: int) -> str:
+    """ "open returns" while the seller has an undecided return (``marketplace.sync``
+    pulls them at the short interval), else ""."""
+    return "open returns" if seller_has_open_returns(seller_id=seller_id) else ""
 
 
 def returns_to_reread(
@@ -110,7 +115,7 @@ def sellers_with_open_returns_or_refunds() -> QuerySet[Seller]:
     """The sellers ``seller_has_open_returns_or_refunds`` holds for (one query), for a
     pull schedule."""
     return Seller.objects.filter(
-        Exists(_open_returns().filter(seller_id=OuterRef("pk")))
+        Exists(open_returns().filter(seller_id=OuterRef("pk")))
         | Exists(_refund_watch_orders().filter(seller_id=OuterRef("pk")))
     ).order_by("pk")
 
@@ -244,13 +249,6 @@ def returns_waiting(*, now: Any = None) -> dict[str, Any]:
             ReturnsRecordProblem.objects.filter(resolved_at__isnull=True)
             .select_related("seller__user")
             .order_by("-last_failed_at", "-id")[:limit]
-        ),
-        "listing_failures": list(
-            SellerReturnsPullState.objects.filter(
-                Q(returns_failed_at__isnull=False) | Q(refunds_failed_at__isnull=False)
-            )
-            .select_related("seller__user")
-            .order_by("seller_id")[:limit]
         ),
         "refused_returns": list(
             Return.objects.filter(decision=Decision.REFUSED)

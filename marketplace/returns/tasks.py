@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from marketplace.returns.services.pull import seller_returns_pull
 from marketplace.returns.services.steps import return_steps_drain
 
 
@@ -13,9 +12,3 @@ from marketplace.returns.services.steps import return_steps_drain
 def return_steps_drain_task() -> int:
     """Run due platform steps (push, complete, report); beat runs it as the sweeper too."""
     return return_steps_drain()
-
-
-@shared_task(acks_late=True, ignore_result=True)
-def seller_returns_pull_task(seller_id: int) -> dict[str, object]:
-    result = seller_returns_pull(seller_id=seller_id)
-    return {"seller_id": seller_id, "ran": result.ran, "error": result.error}

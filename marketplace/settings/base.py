@@ -142,6 +142,7 @@ INSTALLED_APPS = [
     "marketplace.orders",
     "marketplace.returns",
     "marketplace.performance",
+    "marketplace.sync",
     "marketplace.dashboard",
     "marketplace.catalog",
     "marketplace.portal",

@@ -78,9 +78,9 @@ CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_ROUTES = {
     "marketplace.orders.tasks.order_push_task": {"queue": "push"},
     "marketplace.orders.tasks.orders_push_drain_task": {"queue": "push"},
-    "marketplace.orders.tasks.seller_pull_task": {"queue": "pull"},
+    "marketplace.sync.tasks.seller_pull_task": {"queue": "pull"},
+    "marketplace.sync.tasks.seller_after_sale_pull_task": {"queue": "pull"},
     "marketplace.returns.tasks.return_steps_drain_task": {"queue": "push"},
-    "marketplace.returns.tasks.seller_returns_pull_task": {"queue": "pull"},
     "sellers.tasks.connection_refresh_task": {"queue": "tokens"},
     # Catalog work (a 100 000-row feed's ingestion, the catalog's sweeps): its own queue,
     # so a big or poisonous feed never delays pushes or token refreshes. Production runs
@@ -105,17 +105,18 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "task": "sellers.tasks.refresh_token_expiry_sweep_task",
         "schedule": 3600.0,
     },
-    # Orders: re-enqueue due/lost pushes, queue the pulls that are due, prune the call log.
+    # Orders: re-enqueue due/lost pushes, prune the call log.
     "order-sync-sweep": {
         "task": "marketplace.orders.tasks.order_sync_sweep_task",
         "schedule": 30.0,
     },
+    # Sync: start the sellers who just connected, queue the pulls that are due (each runs
+    # the orders pull, then the returns and refunds pull: marketplace/sync/pull.py).
     "seller-pull-fan-out": {
-        "task": "marketplace.orders.tasks.seller_pull_fan_out_task",
+        "task": "marketplace.sync.tasks.seller_pull_fan_out_task",
         "schedule": PULL_FAN_OUT_EVERY_SECONDS,
     },
-    # Returns and refunds: the outbox of their platform calls (also woken on commit). Their
-    # pull rides on each seller's scheduled pull (marketplace/returns/pull_hooks.py).
+    # Returns and refunds: the outbox of their platform calls (also woken on commit).
     "return-steps-drain": {
         "task": "marketplace.returns.tasks.return_steps_drain_task",
         "schedule": 30.0,

@@ -226,10 +226,9 @@ BUYER_DATA_RETENTION_DAYS: int = env.int("BUYER_DATA_RETENTION_DAYS", default=36
 if BUYER_DATA_RETENTION_DAYS < 1:
     raise ImproperlyConfigured("BUYER_DATA_RETENTION_DAYS must be at least 1")
 # Done platform steps of returns/refunds and per-order sync history are pruned after this
-# many days (dead letters stay until staff act); "Pull now" requests after a week.
+# many days (dead letters stay until staff act).
 PLATFORM_STEP_RETENTION_DAYS: int = env.int("PLATFORM_STEP_RETENTION_DAYS", default=30)
 SYNC_EVENT_RETENTION_DAYS: int = env.int("SYNC_EVENT_RETENTION_DAYS", default=180)
-PULL_REQUEST_RETENTION_DAYS = 7
 if min(PLATFORM_STEP_RETENTION_DAYS, SYNC_EVENT_RETENTION_DAYS) < 1:
     raise ImproperlyConfigured(
         "PLATFORM_STEP_RETENTION_DAYS and SYNC_EVENT_RETENTION_DAYS must be at least 1"

@@ -36,8 +36,8 @@ class BrokerRecorder:
 @pytest.fixture
 def quiet_broker(monkeypatch: pytest.MonkeyPatch) -> BrokerRecorder:
     """Record wake-ups instead of sending them (tests call the services themselves)."""
-    from marketplace.orders import tasks
     from marketplace.orders.services import outbox
+    from marketplace.sync import fan_out, pull_now
 
     recorder = BrokerRecorder()
     monkeypatch.setattr(
@@ -48,9 +48,13 @@ def quiet_broker(monkeypatch: pytest.MonkeyPatch) -> BrokerRecorder:
     monkeypatch.setattr(
         outbox.PUSH_DOORBELL, "ring", lambda force=False: recorder.drains.append(force) or True
     )
-    monkeypatch.setattr(
-        tasks.seller_pull_task, "delay", lambda seller_id: recorder.pulls.append(seller_id)
-    )
+
+    def enqueue(name: str, *args: Any, **options: Any) -> None:
+        assert name == fan_out.SELLER_PULL_TASK, name
+        recorder.pulls.append(args[0])
+
+    monkeypatch.setattr(fan_out, "task_enqueue", enqueue)
+    monkeypatch.setattr(pull_now, "task_enqueue", enqueue)
     return recorder
 
 

@@ -11,9 +11,9 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from marketplace.sync.connect import sync_start_connected
 from sellers.models import ConnectionEvent, OAuthState, PlatformConnection, Seller
 from sellers.services import oauth_state_hash
-from sellers.signals import connection_live
 from sellers.views import SESSION_STATE_KEY
 from tests.support.app_fixtures import CALLBACK_PATH, CLIENT_ID, PLATFORM_SELLER_B, Platform
 
@@ -63,18 +63,8 @@ def test_callback_with_valid_state_and_code_connects(
 ) -> None:
     state = start(seller_client)
     code = platform.mint_code()
-    received = []
-
-    def on_live(**kw: object) -> None:
-        received.append(kw["connection"])
-
-    # Only this test's receiver comes and goes: the orders app's stays connected.
-    connection_live.connect(on_live, weak=False)
-    try:
-        with django_capture_on_commit_callbacks(execute=True):
-            response = seller_client.get(CALLBACK_PATH, {"code": code, "state": state})
-    finally:
-        connection_live.disconnect(on_live)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = seller_client.get(CALLBACK_PATH, {"code": code, "state": state})
 
     assert response.status_code == 302
     assert response["Location"] == reverse("sellers:connection")
@@ -85,7 +75,8 @@ def test_callback_with_valid_state_and_code_connects(
     assert connection.refresh_token
     assert timedelta(minutes=59) < connection.access_token_expires_at - timezone.now()
     assert timedelta(days=364) < connection.refresh_token_expires_at - timezone.now()
-    assert [c.id for c in received] == [connection.id]
+    # The committed grant is what the sync's next tick starts the seller's pulls from
+    assert sync_start_connected() == [seller.id]
     assert last_event(seller).kind == "connected"
     page = seller_client.get(reverse("sellers:connection"))
     assert "Connected" in page.content.decode()

@@ -16,7 +16,7 @@ Data:
 * ``OrderFactory``: an order with its lines (``lines=2`` by default, ``lines=0`` for none)
   and, with ``sync=True``, its outbox row. Rows only: no push is queued; an order that must
   reach the platform goes through the intake service (``make_order``).
-* ``SellerPullStateFactory``, ``ListingFactory``, ``CatalogSourceFactory``.
+* ``SellerSyncFactory``, ``ListingFactory``, ``CatalogSourceFactory``.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ from django.utils import timezone
 from factory.django import DjangoModelFactory
 
 from marketplace.catalog.models import CatalogSource, Listing
-from marketplace.orders.models import Order, OrderLine, OrderSync, SellerPullState
+from marketplace.orders.models import Order, OrderLine, OrderSync
+from marketplace.sync.models import SellerSync
 from sellers import vault
 from sellers.models import PlatformConnection, Seller
 
@@ -187,9 +188,9 @@ class OrderFactory(DjangoModelFactory):
             OrderSync.objects.create(order=order, **kwargs)
 
 
-class SellerPullStateFactory(DjangoModelFactory):
+class SellerSyncFactory(DjangoModelFactory):
     class Meta:
-        model = SellerPullState
+        model = SellerSync
 
     seller = factory.SubFactory(SellerFactory)
 

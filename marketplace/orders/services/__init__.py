@@ -6,7 +6,7 @@ push:        the order push kind of marketplace.outbox; order_push, orders_push,
 push_recovery: order_sync_sweep, orders_release_for_seller, order_sync_retry,
              seller_failed_orders_retry
 outbox:      order_sync_create, order_sync_mark_changed, push_enqueue (rings PUSH_DOORBELL)
-pull:        seller_pull, sellers_pull_fan_out
+pull:        orders_pull (one seller's listing; marketplace.sync runs it)
 fulfillment: order_fulfillment_pull, order_fulfillment_apply, order_problems_report,
              order_settle
 api_keys:    api_key_create, api_key_authenticate, api_key_revoke

@@ -17,7 +17,6 @@ from django.utils import timezone
 from marketplace.enqueue import task_enqueue
 from marketplace.orders.models import Order, OrderSync, SyncEvent
 from marketplace.outbox.doorbell import Doorbell
-from sellers.pull_schedule import REASON_ORDER_CHANGED, REASON_ORDER_PLACED, pull_schedule_wake
 
 ORDERS_PUSH_DRAIN_TASK = "marketplace.orders.tasks.orders_push_drain_task"
 ORDER_PUSH_TASK = "marketplace.orders.tasks.order_push_task"
@@ -101,8 +100,8 @@ def order_sync_create(*, order: Order, actor: str) -> OrderSync:
         actor=actor,
         message=f"order received as {order.state}",
     )
-    # The seller has open work now: a backed-off pull schedule comes back to the interval.
-    pull_schedule_wake(seller_id=order.seller_id, reason=REASON_ORDER_PLACED)
+    # Open work for the seller: the sync's next tick brings a backed-off pull schedule back
+    # to the interval (marketplace.sync.schedule.sync_wake_open_work).
     push_enqueue(order_id=order.id)
     return sync
 
@@ -136,6 +135,5 @@ def order_sync_mark_changed(*, order: Order, actor: str, message: str) -> OrderS
         actor=actor,
         message=message,
     )
-    pull_schedule_wake(seller_id=order.seller_id, reason=REASON_ORDER_CHANGED)
     push_enqueue(order_id=order.id)
     return sync

@@ -30,36 +30,31 @@ of that page: the next pull resumes there instead of starting again from the old
 change. A seller whose pulls keep failing shows on the dashboard
 (``consecutive_failures``).
 
-Per seller, one pull at a time: a lease on the seller's ``SellerPullState`` row, taken
-with a conditional UPDATE (no lock held during HTTP).
-
-When
-----
-Each seller's next pull is a row (``sellers.PullSchedule``): a pull ends by scheduling
-the next from what it found (``sellers.pull_schedule``: open work → the interval, idle →
-a doubling wait up to a ceiling, failing → a bounded backoff), and beat's fan-out queues
-only the sellers that are due, claimed through the index in bounded batches.
+Who calls it
+------------
+``marketplace.sync`` owns each seller's pull: it holds the seller's one state row (the
+lease, the schedule, this listing's ``PullPosition``), makes the client, calls
+``orders_pull`` and then the after-sale pull, and schedules the next. This module keeps
+no state of its own: it reads the position it is given and hands each step's progress to
+``keep``, which saves it while the pull's lease holds.
 """
 
 from __future__ import annotations
 
 import logging
 import random
-import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from functools import partial
 from typing import Any, TypeVar
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
-from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from marketplace.orders.models import Order, SellerPullState, ValidationProblem
+from marketplace.orders.models import Order, ValidationProblem
 from marketplace.orders.services.fulfillment import (
     fulfillment_digest,
     order_fulfillment_pull,
@@ -69,14 +64,6 @@ from marketplace.platform.calllog import platform_calls_buffered
 from marketplace.platform.errors import PlatformError, PlatformRateLimited, PlatformRejected
 from marketplace.platform.order_source import OrderSourceClient
 from sellers.errors import SellerConnectionError
-from sellers.models import PlatformConnection
-from sellers.pull_schedule import (
-    after_pull_run,
-    open_work_reasons,
-    pull_schedule_after_pull,
-    pull_schedule_claim_due,
-)
-from sellers.token_source import order_client_for
 
 logger = logging.getLogger(__name__)
 
@@ -106,79 +93,26 @@ class PullResult:
 
 
 @dataclass(frozen=True)
-class _Claim:
-    token: str
-    cursor: datetime | None
-    resume_cursor: str
-    resume_since: datetime | None
-    resume_started_at: datetime | None
-    retry_numbers: list[str]
+class PullPosition:
+    """Where the seller's orders listing stands (``sync.SellerSync`` keeps it).
+
+    ``cursor``: when the last completed pull asked for its first listing; the resume
+    fields: an interrupted pull's page still to read, its filter and its start;
+    ``retry_numbers``: orders to fetch on their own."""
+
+    cursor: datetime | None = None
+    resume_cursor: str = ""
+    resume_since: datetime | None = None
+    resume_started_at: datetime | None = None
+    retry_numbers: list[str] = field(default_factory=list)
+
+
+# Saves a position while the pull's lease holds (and extends it); False: the lease is lost.
+KeepPosition = Callable[[PullPosition], bool]
 
 
 class _PullStopped(Exception):
     """A page could not be read after its retries: the pull stops and resumes next time."""
-
-
-# --- the seller's pull state ------------------------------------------------------------
-
-
-def _pull_claim(*, seller_id: int) -> _Claim | None:
-    now = timezone.now()
-    try:
-        state, _ = SellerPullState.objects.get_or_create(seller_id=seller_id)
-    except IntegrityError:  # created concurrently
-        state = SellerPullState.objects.get(seller_id=seller_id)
-    token = secrets.token_hex(16)
-    taken = (
-        SellerPullState.objects.filter(pk=state.pk)
-        .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
-        .update(
-            claim_token=token,
-            lease_until=now + timedelta(seconds=settings.PULL_LEASE_SECONDS),
-            last_started_at=now,
-            updated_at=now,
-        )
-    )
-    if not taken:
-        return None
-    state.refresh_from_db()
-    return _Claim(
-        token=token,
-        cursor=state.cursor,
-        resume_cursor=state.resume_cursor,
-        resume_since=state.resume_since,
-        resume_started_at=state.resume_started_at,
-        retry_numbers=[str(n) for n in state.retry_numbers or []],
-    )
-
-
-def _pull_save(*, seller_id: int, token: str, **values: Any) -> bool:
-    """Save progress and extend the lease, only while we still hold it."""
-    now = timezone.now()
-    return bool(
-        SellerPullState.objects.filter(seller_id=seller_id, claim_token=token).update(
-            lease_until=now + timedelta(seconds=settings.PULL_LEASE_SECONDS),
-            updated_at=now,
-            **values,
-        )
-    )
-
-
-def _pull_release(*, seller_id: int, token: str, result: PullResult) -> None:
-    now = timezone.now()
-    values: dict[str, Any] = {
-        "claim_token": "",
-        "lease_until": None,
-        "last_finished_at": now,
-        "last_error": result.error[:2000],
-        "updated_at": now,
-    }
-    if result.error:
-        values["consecutive_failures"] = F("consecutive_failures") + 1
-    else:
-        values["last_success_at"] = now
-        values["consecutive_failures"] = 0
-    SellerPullState.objects.filter(seller_id=seller_id, claim_token=token).update(**values)
 
 
 # --- retries ------------------------------------------------------------------------------
@@ -212,96 +146,82 @@ def _with_retries(call: Callable[[], T], result: PullResult) -> T:
 # --- the pull -----------------------------------------------------------------------------
 
 
-def seller_pull(*, seller_id: int) -> PullResult:
-    """Pull one seller's changed fulfillments (skipped if a pull of this seller runs)."""
-    result = PullResult(seller_id=seller_id)
-    started = timezone.now()
-    connection = PlatformConnection.objects.filter(seller_id=seller_id).first()
-    if connection is None or not connection.is_live:
-        result.error = "not connected"
-        # Off the schedule until a reconnect (sellers.services makes it due again).
-        pull_schedule_after_pull(seller_id=seller_id, connected=False)
-        return result
-    claim = _pull_claim(seller_id=seller_id)
-    if claim is None:
-        return result  # another pull of this seller runs; it schedules the next one
-    result.ran = True
-    client = order_client_for(connection, hold_wait=settings.PULL_HOLD_MAX_WAIT)
+def orders_pull(
+    *, seller_id: int, client: OrderSourceClient, position: PullPosition, keep: KeepPosition
+) -> PullResult:
+    """Pull one seller's changed fulfillments from ``position``; each step's progress goes
+    to ``keep``. A failure ends the pull with ``result.error`` (the next pull resumes)."""
+    result = PullResult(seller_id=seller_id, ran=True)
     try:
-        retry_numbers = _pull_retry_orders(client, seller_id, claim, result)
-        _pull_listing(client, seller_id, claim, retry_numbers, result)
+        retry_numbers = _pull_retry_orders(client, seller_id, position, keep, result)
+        _pull_listing(client, seller_id, position, keep, retry_numbers, result)
         result.reported += _report_pending_problems(client, seller_id)
     except (PlatformError, SellerConnectionError, _PullStopped) as exc:
         result.error = str(exc) if isinstance(exc, _PullStopped) else f"{type(exc).__name__}: {exc}"
         logger.warning("pull of seller %s stopped: %s", seller_id, result.error)
-    finally:
-        _pull_release(seller_id=seller_id, token=claim.token, result=result)
-        pull_schedule_after_pull(
-            seller_id=seller_id,
-            failed=bool(result.error),
-            reasons=_open_work(result),
-            started_at=started,
-        )
-    if not result.error:
-        after_pull_run(seller_id=seller_id)  # returns and refunds: their own listing
     return result
 
 
-def _open_work(result: PullResult) -> list[str]:
-    """Why the seller's next pull should come soon: the registered rules (open orders;
-    returns and refunds add theirs) and what this pull itself saw."""
-    reasons = open_work_reasons(seller_id=result.seller_id)
-    if result.changed:
-        reasons.append("recent change")
-    if result.failed_orders:
-        reasons.append("orders to read again")
-    return reasons
-
-
 def _pull_retry_orders(
-    client: OrderSourceClient, seller_id: int, claim: _Claim, result: PullResult
+    client: OrderSourceClient,
+    seller_id: int,
+    position: PullPosition,
+    keep: KeepPosition,
+    result: PullResult,
 ) -> list[str]:
     """Orders an earlier pull could not read: fetch each on its own. Returns those that
     failed again."""
-    if not claim.retry_numbers:
+    if not position.retry_numbers:
         return []
     ours = {
         order.mp_order_number: order
         for order in Order.objects.filter(
-            seller_id=seller_id, mp_order_number__in=claim.retry_numbers
+            seller_id=seller_id, mp_order_number__in=position.retry_numbers
         ).only("id", "mp_order_number", "fulfillment_digest", "platform_seller_updated_at")
     }
     failed = []
     with platform_calls_buffered():
-        for number in claim.retry_numbers:
+        for number in position.retry_numbers:
             order = ours.get(number)
             if order is not None and not _pull_order(client, order, None, result):
                 failed.append(number)
-    _pull_save(seller_id=seller_id, token=claim.token, retry_numbers=failed)
+    keep(replace(position, retry_numbers=failed))
     return failed
 
 
 def _pull_listing(
     client: OrderSourceClient,
     seller_id: int,
-    claim: _Claim,
+    position: PullPosition,
+    keep: KeepPosition,
     retry_numbers: list[str],
     result: PullResult,
 ) -> None:
     """List the orders changed since the cursor, page by page, resuming where an
     interrupted pull stopped; on completion move the cursor to this pull's start."""
-    if claim.resume_cursor and claim.resume_since and claim.resume_started_at:
+    if position.resume_cursor and position.resume_since and position.resume_started_at:
         since, started, page_cursor = (
-            claim.resume_since,
-            claim.resume_started_at,
-            claim.resume_cursor,
+            position.resume_since,
+            position.resume_started_at,
+            position.resume_cursor,
         )
         result.resumed = True
     else:
         started = timezone.now()
-        since = (claim.cursor - settings.PULL_CURSOR_OVERLAP) if claim.cursor else EPOCH
+        since = (position.cursor - settings.PULL_CURSOR_OVERLAP) if position.cursor else EPOCH
         page_cursor = None
     failed = list(retry_numbers)
+
+    def at(page: str | None, *, cursor: datetime | None = position.cursor) -> PullPosition:
+        """The position with ``page`` still to read (None: the listing starts over)."""
+        return PullPosition(
+            cursor=cursor,
+            resume_cursor=page or "",
+            resume_since=since if page else None,
+            resume_started_at=started if page else None,
+            retry_numbers=list(failed),
+        )
+
     while True:
         try:
             page = _with_retries(
@@ -323,14 +243,7 @@ def _pull_listing(
             continue
         except PlatformError as exc:
             # Keep what this pull did and where it stands: the next one resumes here.
-            _pull_save(
-                seller_id=seller_id,
-                token=claim.token,
-                resume_cursor=page_cursor or "",
-                resume_since=since if page_cursor else None,
-                resume_started_at=started if page_cursor else None,
-                retry_numbers=failed,
-            )
+            keep(at(page_cursor))
             tries = f" after {settings.PULL_ATTEMPTS} attempts" if exc.transient else ""
             raise _PullStopped(f"listing page failed{tries}: {type(exc).__name__}: {exc}") from exc
         with platform_calls_buffered():  # one call-log INSERT per page
@@ -340,30 +253,14 @@ def _pull_listing(
         if page_cursor is not None and page_cursor == sent_cursor:
             # The same page again would come back for ever: stop, and start the listing
             # from the cursor time next time (nothing of this page is lost: it was read).
-            _pull_save(seller_id=seller_id, token=claim.token, resume_cursor="",
-                       resume_since=None, resume_started_at=None, retry_numbers=failed)  # fmt: skip
+            keep(at(None))
             raise _PullStopped("the listing answered the cursor it was given; the pull stops")
         if len(failed) > settings.PULL_RETRY_NUMBERS_MAX:
             raise _PullStopped(f"{len(failed)} orders could not be read; the pull stops")
         if page_cursor:
-            saved = _pull_save(
-                seller_id=seller_id,
-                token=claim.token,
-                resume_cursor=page_cursor,
-                resume_since=since,
-                resume_started_at=started,
-                retry_numbers=failed,
-            )
+            saved = keep(at(page_cursor))
         else:
-            saved = _pull_save(
-                seller_id=seller_id,
-                token=claim.token,
-                cursor=started,
-                resume_cursor="",
-                resume_since=None,
-                resume_started_at=None,
-                retry_numbers=failed,
-            )
+            saved = keep(at(None, cursor=started))
             result.completed = saved
         if not saved:
             raise _PullStopped("lost the pull lease")
@@ -473,28 +370,3 @@ def _report_pending_problems(client: OrderSourceClient, seller_id: int, limit: i
         .distinct()[:limit]
     )
     return sum(order_problems_report(order_id=order_id, client=client) for order_id in order_ids)
-
-
-def sellers_pull_fan_out(*, batch: int | None = None, max_batches: int | None = None) -> list[int]:
-    """Queue one pull per *due* seller; returns their ids.
-
-    Due sellers are claimed through ``next_pull_at``'s index in batches of ``batch`` (one
-    statement each, which moves them to a lease), at most ``max_batches`` a tick: the cost
-    follows the sellers due, never the sellers connected. What is left stays due, oldest
-    first, for the next tick.
-    """
-    from marketplace.orders.tasks import seller_pull_task
-
-    batch = batch or settings.PULL_FAN_OUT_BATCH
-    max_batches = max_batches or settings.PULL_FAN_OUT_MAX_BATCHES
-    queued: list[int] = []
-    for _ in range(max_batches):
-        seller_ids = pull_schedule_claim_due(
-            limit=batch, ahead_seconds=settings.PULL_FAN_OUT_EVERY_SECONDS / 2
-        )
-        for seller_id in seller_ids:
-            transaction.on_commit(partial(seller_pull_task.delay, seller_id))
-        queued += seller_ids
-        if len(seller_ids) < batch:
-            break
-    return queued

@@ -23,9 +23,6 @@ from marketplace.returns.intake_schema import ReturnIn
 from marketplace.returns.models import Return, ReturnLine, ReturnStatus, StepKind
 from marketplace.returns.money import requested_refund
 from marketplace.returns.services.steps import step_add
-from sellers.pull_schedule import pull_schedule_wake
-
-REASON_RETURN_PLACED = "return placed"
 
 
 def return_fingerprint(data: ReturnIn) -> str:
@@ -145,6 +142,6 @@ def return_create(
             seller_id=order.seller_id,
             return_id=return_request.id,
         )
-        # A return is open work: a backed-off seller comes back to the short interval.
-        pull_schedule_wake(seller_id=order.seller_id, reason=REASON_RETURN_PLACED)
+        # A return is open work: the sync's next tick brings a backed-off seller back to
+        # the short interval (marketplace.sync.schedule.sync_wake_open_work).
     return return_request, True

@@ -1,21 +1,16 @@
-"""What one returns/refunds pull of a seller carries: its result, the lease on the
-seller's ``SellerReturnsPullState`` (conditional UPDATE, no lock held during HTTP), and
-the pages of a listing."""
+"""What one returns/refunds pull of a seller carries: its result (which listings ran, how
+each ended, the returns listing's new watermark) and the pages of a listing. The state
+between pulls is ``marketplace.sync``'s, which saves what the result says."""
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError
-from django.db.models import Q
 from django.utils import timezone
-
-from marketplace.returns.models import SellerReturnsPullState
 
 
 @dataclass
@@ -28,8 +23,14 @@ class ReturnsPullResult:
     changed: int = 0
     decided: int = 0
     record_failures: int = 0
+    # Which listings ran (a listing with nothing to find is not asked for) and how each
+    # ended ("" when it went through).
+    returns_listed_now: bool = False
+    refunds_listed_now: bool = False
     returns_error: str = ""
     refunds_error: str = ""
+    # Our clock at the start of a returns listing that went through: the next watermark.
+    returns_watermark: datetime | None = None
 
     @property
     def error(self) -> str:
@@ -38,34 +39,6 @@ class ReturnsPullResult:
             for kind, text in (("returns", self.returns_error), ("refunds", self.refunds_error))
             if text
         )
-
-
-def pull_lease_claim(seller_id: int) -> tuple[str, SellerReturnsPullState] | None:
-    now = timezone.now()
-    try:
-        state, _ = SellerReturnsPullState.objects.get_or_create(seller_id=seller_id)
-    except IntegrityError:
-        state = SellerReturnsPullState.objects.get(seller_id=seller_id)
-    token = secrets.token_hex(16)
-    taken = (
-        SellerReturnsPullState.objects.filter(pk=state.pk)
-        .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
-        .update(
-            claim_token=token,
-            lease_until=now + timedelta(seconds=settings.PULL_LEASE_SECONDS),
-            updated_at=now,
-        )
-    )
-    if not taken:
-        return None
-    state.refresh_from_db()
-    return token, state
-
-
-def pull_state_save(seller_id: int, token: str, **values: Any) -> None:
-    SellerReturnsPullState.objects.filter(seller_id=seller_id, claim_token=token).update(
-        updated_at=timezone.now(), **values
-    )
 
 
 def listing_pages(

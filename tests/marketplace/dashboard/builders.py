@@ -20,12 +20,12 @@ from marketplace.orders.models import (
     Order,
     OrderLine,
     OrderSync,
-    SellerPullState,
     Shipment,
     SyncEvent,
     ValidationProblem,
 )
 from marketplace.platform.models import PlatformCall
+from marketplace.sync.models import SellerSync
 from sellers.models import ConnectionEvent, PlatformConnection, Seller
 
 STATES = [
@@ -84,9 +84,9 @@ def build_world(
             if i % 5 != 4
         ]
     )
-    SellerPullState.objects.bulk_create(
+    SellerSync.objects.bulk_create(
         [
-            SellerPullState(
+            SellerSync(
                 seller=seller,
                 last_success_at=now - timedelta(minutes=5 + i),
                 last_started_at=now - timedelta(minutes=5 + i),

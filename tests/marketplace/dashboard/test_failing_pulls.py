@@ -11,7 +11,7 @@ from django.utils import timezone
 from django.utils.html import escape
 
 from tests.support.app_fixtures import page_text
-from tests.support.factories import SellerPullStateFactory
+from tests.support.factories import SellerSyncFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -20,10 +20,10 @@ def test_a_seller_whose_pulls_keep_failing_is_on_the_overview(
     staff_client: Client, seller: Any, other_seller: Any, settings: Any
 ) -> None:
     settings.PULL_FAILING_AFTER = 3
-    SellerPullStateFactory(
+    SellerSyncFactory(
         seller=seller, consecutive_failures=4, last_error="listing page failed: HTTP 503"
     )
-    SellerPullStateFactory(seller=other_seller, consecutive_failures=1)
+    SellerSyncFactory(seller=other_seller, consecutive_failures=1)
     page = page_text(staff_client.get(reverse("dashboard:overview")))
     assert "Pulls that keep failing" in page
     section = page.split("Pulls that keep failing")[1]
@@ -34,7 +34,7 @@ def test_a_seller_whose_pulls_keep_failing_is_on_the_overview(
 
 
 def test_no_failing_pulls_no_section(staff_client: Client, seller: Any) -> None:
-    SellerPullStateFactory(seller=seller, consecutive_failures=0)
+    SellerSyncFactory(seller=seller, consecutive_failures=0)
     page = page_text(staff_client.get(reverse("dashboard:overview")))
     assert 'id="overview-live"' in page  # the overview itself, not an error page
     assert "Pulls that keep failing" not in page
@@ -43,7 +43,7 @@ def test_no_failing_pulls_no_section(staff_client: Client, seller: Any) -> None:
 def test_the_seller_page_says_where_the_next_pull_resumes_and_what_it_reads_again(
     staff_client: Client, seller: Any
 ) -> None:
-    SellerPullStateFactory(
+    SellerSyncFactory(
         seller=seller,
         consecutive_failures=2,
         resume_cursor="c:abc+/=",

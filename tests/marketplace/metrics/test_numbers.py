@@ -19,9 +19,8 @@ from marketplace.metrics.views import exposition
 from marketplace.orders.models import OrderSync
 from marketplace.platform.models import HolderEmbargo, PlatformCall
 from marketplace.returns.models import PlatformStep
-from sellers.models import PullSchedule
 from tests.marketplace.dashboard.builders import build_world
-from tests.support.factories import OrderFactory, PlatformConnectionFactory, SellerPullStateFactory
+from tests.support.factories import OrderFactory, PlatformConnectionFactory, SellerSyncFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -58,14 +57,16 @@ def test_the_numbers_after_a_small_flow_are_right(client: Client) -> None:
     now = timezone.now()
     # Given sellers in every situation an operator alerts on
     fresh = PlatformConnectionFactory(refresh_token_expires_at=now + timedelta(days=5))
-    SellerPullStateFactory(seller=fresh.seller, last_success_at=now - timedelta(seconds=30))
     # idle and backed off: its next pull is in 20 minutes, so it is not late at all
-    PullSchedule.objects.create(seller=fresh.seller, next_pull_at=now + timedelta(minutes=20))
+    SellerSyncFactory(
+        seller=fresh.seller,
+        last_success_at=now - timedelta(seconds=30),
+        next_pull_at=now + timedelta(minutes=20),
+    )
     failing = PlatformConnectionFactory()
-    # its pull was due two hours ago
-    PullSchedule.objects.create(seller=failing.seller, next_pull_at=now - timedelta(hours=2))
-    SellerPullStateFactory(
+    SellerSyncFactory(
         seller=failing.seller,
+        next_pull_at=now - timedelta(hours=2),  # its pull was due two hours ago
         last_success_at=now - timedelta(hours=2),
         consecutive_failures=3,
         last_error="PlatformUnavailable: 503",
@@ -73,7 +74,7 @@ def test_the_numbers_after_a_small_flow_are_right(client: Client) -> None:
     # connected three days ago, never pulled; its refresh token expires tomorrow
     PlatformConnectionFactory(refresh_token_expires_at=now + timedelta(hours=20))
     reauth = PlatformConnectionFactory(needs_reauth=True)
-    SellerPullStateFactory(seller=reauth.seller, consecutive_failures=9)  # not connected
+    SellerSyncFactory(seller=reauth.seller, consecutive_failures=9)  # not connected
     PlatformConnectionFactory(disconnected=True)
     seller = fresh.seller
 

@@ -15,8 +15,8 @@ from django.test import Client
 from marketplace.orders.models import Order, OrderSync, SyncEvent
 from marketplace.orders.services import outbox
 from marketplace.orders.services.intake import order_state_change
-from marketplace.orders.services.pull import sellers_pull_fan_out
 from marketplace.orders.services.push_recovery import order_sync_sweep
+from marketplace.sync.fan_out import sellers_pull_fan_out
 from tests.marketplace.conftest import order_body, wait_for
 from tests.support.app_fixtures import PLATFORM_SELLER, Platform
 from tests.support.sandbox_process import SandboxError
@@ -192,7 +192,8 @@ def test_revoked_grant_orders_wait_and_go_out_after_reconnect(
         what="waiting_for_connection",
     )
     assert remote_state(platform, "MP-E6") is None
-    platform.reconnect(connected_seller)  # connection_live (on commit) releases the order
+    platform.reconnect(connected_seller)
+    sellers_pull_fan_out()  # beat's tick: the sync starts the seller, releasing the order
     wait_for(
         lambda: synced("MP-E6"),
         what="push after reconnect",

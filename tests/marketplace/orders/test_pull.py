@@ -10,15 +10,15 @@ from django.test.utils import CaptureQueriesContext
 
 from marketplace.orders.models import (
     Order,
-    SellerPullState,
     Shipment,
     SyncEvent,
     ValidationProblem,
 )
 from marketplace.orders.services.fulfillment import order_fulfillment_apply, order_fulfillment_pull
-from marketplace.orders.services.pull import seller_pull
 from marketplace.orders.services.push import order_push
 from marketplace.platform.models import PlatformCall
+from marketplace.sync.models import SellerSync
+from marketplace.sync.pull import seller_pull
 from tests.marketplace.conftest import BrokerRecorder, make_order
 from tests.support.app_fixtures import PLATFORM_SELLER_B, Platform
 
@@ -46,7 +46,7 @@ def test_whole_shipment_is_stored_settled_and_shipped_pushed(
 ) -> None:
     order = placed("MP-SHIP")
     platform.sandbox.ship("MP-SHIP", carrier="FedEx")
-    result = seller_pull(seller_id=connected_seller.id)
+    result = seller_pull(seller_id=connected_seller.id).orders
     assert (result.ran, result.changed, result.settled, result.error) == (True, 1, 1, "")
     assert result.fetched == 0  # the listed order carried its fulfillments
     order.refresh_from_db()
@@ -89,7 +89,7 @@ def test_the_pull_that_reads_a_shipment_settles_the_order_and_queues_its_push(
     platform.sandbox.ship("MP-ONE")
     last = last_event_id()
     with django_capture_on_commit_callbacks(execute=True):
-        result = seller_pull(seller_id=connected_seller.id)
+        result = seller_pull(seller_id=connected_seller.id).orders
     assert result.settled_orders == ["MP-ONE"]
     assert [kind for kind, _ in events_after(order, last)] == [
         "fulfillment_stored",
@@ -106,7 +106,7 @@ def test_the_pull_that_reads_a_shipment_settles_the_order_and_queues_its_push(
     shipments = list(Shipment.objects.values_list("id", flat=True))
     last = last_event_id()
     with django_capture_on_commit_callbacks(execute=True):
-        result = seller_pull(seller_id=connected_seller.id)
+        result = seller_pull(seller_id=connected_seller.id).orders
     assert (result.listed, result.fetched, result.changed, result.settled) == (1, 0, 0, 0)
     assert result.unchanged == 1
     assert events_after(order, last) == []
@@ -129,7 +129,7 @@ def test_each_changed_order_costs_the_same_few_queries_in_one_transaction(
             placed(f"MP-Q{size}-{i}")
             platform.sandbox.ship(f"MP-Q{size}-{i}")
         with CaptureQueriesContext(connection) as captured:
-            result = seller_pull(seller_id=connected_seller.id)
+            result = seller_pull(seller_id=connected_seller.id).orders
         assert (result.pages, result.changed, result.settled) == (1, size, size)
         statements = [q["sql"].split(None, 1)[0].upper() for q in captured.captured_queries]
         counts[size] = (
@@ -186,23 +186,28 @@ def test_a_second_pull_with_nothing_new_makes_one_list_request_and_changes_nothi
     placed("MP-IDLE")
     platform.sandbox.ship("MP-IDLE")
     seller_pull(seller_id=connected_seller.id)
-    cursor = SellerPullState.objects.get().cursor
+    cursor = SellerSync.objects.get().cursor
     assert cursor is not None
     events = SyncEvent.objects.count()
     shipments = list(Shipment.objects.values_list("id", flat=True))
     calls = PlatformCall.objects.count()
     since = platform.requests()[0]["request_id"] if platform.requests() else None
 
-    result = seller_pull(seller_id=connected_seller.id)
+    result = seller_pull(seller_id=connected_seller.id).orders
 
     new_calls = list(PlatformCall.objects.order_by("id")[calls:])
-    assert [(c.method, c.path.split("?")[0]) for c in new_calls] == [("GET", "/orders")]
+    # One listing of orders; then the after-sale pull's one listing of open refunds (the
+    # seller shipped an order they may still refund).
+    assert [(c.method, c.path.split("?")[0]) for c in new_calls] == [
+        ("GET", "/orders"),
+        ("GET", "/refunds"),
+    ]
     assert "seller_updated_after" in new_calls[0].path
     assert (result.listed, result.unchanged, result.fetched) == (1, 1, 0)
     assert SyncEvent.objects.count() == events
     assert list(Shipment.objects.values_list("id", flat=True)) == shipments
     # The cursor is the start of the last complete pull (our clock), not a platform field.
-    assert SellerPullState.objects.get().cursor > cursor
+    assert SellerSync.objects.get().cursor > cursor
     logged = [r for r in platform.requests() if r["request_id"] != since]
     assert logged  # the sandbox saw the listing too
 
@@ -214,7 +219,7 @@ def test_listing_follows_next_cursor_across_pages(
     for i in range(12):
         placed(f"MP-PG{i:02d}")
         platform.sandbox.ship(f"MP-PG{i:02d}")
-    result = seller_pull(seller_id=connected_seller.id)
+    result = seller_pull(seller_id=connected_seller.id).orders
     assert (result.pages, result.listed, result.settled) == (2, 12, 12)
     assert Order.objects.filter(state="SHIPPED").count() == 12
 
@@ -348,24 +353,24 @@ def test_failed_error_report_is_retried_by_the_next_pull(
 def test_a_running_pull_of_one_seller_is_not_duplicated(
     platform: Platform, connected_seller: Any, quiet_broker: Any
 ) -> None:
-    from marketplace.orders.services.pull import _pull_claim
+    from marketplace.sync.lease import lease_claim
 
-    assert _pull_claim(seller_id=connected_seller.id) is not None
-    result = seller_pull(seller_id=connected_seller.id)
+    assert lease_claim(seller_id=connected_seller.id) is not None
+    result = seller_pull(seller_id=connected_seller.id).orders
     assert result.ran is False
 
 
 def test_one_sellers_running_pull_does_not_block_another_seller(
     platform: Platform, connected_seller: Any, other_seller: Any, quiet_broker: Any
 ) -> None:
-    from marketplace.orders.services.pull import _pull_claim
+    from marketplace.sync.lease import lease_claim
 
     bob = other_seller
     platform.reconnect(bob, who=PLATFORM_SELLER_B)
     placed("MP-BOB", seller="bob")
     platform.sandbox.ship("MP-BOB")
-    assert _pull_claim(seller_id=connected_seller.id) is not None  # alice's pull "running"
-    result = seller_pull(seller_id=bob.id)
+    assert lease_claim(seller_id=connected_seller.id) is not None  # alice's pull "running"
+    result = seller_pull(seller_id=bob.id).orders
     assert result.ran
     assert result.settled == 1
 

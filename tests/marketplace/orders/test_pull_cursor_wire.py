@@ -10,11 +10,12 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from marketplace.orders.models import Order, SellerPullState, SyncEvent
-from marketplace.orders.services.pull import seller_pull
+from marketplace.orders.models import Order, SyncEvent
 from marketplace.orders.services.push import order_push
 from marketplace.platform.models import PlatformCall
 from marketplace.platform.order_source import OrderSourceClient
+from marketplace.sync.models import SellerSync
+from marketplace.sync.pull import seller_pull
 from tests.marketplace.conftest import make_order
 from tests.support.app_fixtures import Platform
 
@@ -49,12 +50,12 @@ def test_every_page_is_read_once_whether_the_last_cursor_is_null_or_empty(
         platform.sandbox.ship(f"MP-EC{i:02d}")
     before = last_call_id()
 
-    result = seller_pull(seller_id=connected_seller.id)
+    result = seller_pull(seller_id=connected_seller.id).orders
 
     assert (result.pages, result.listed, result.settled, result.error) == (2, 20, 20, "")
     assert result.completed
     assert len(listing_filters(before)) == 2
-    assert SellerPullState.objects.get().resume_cursor == ""
+    assert SellerSync.objects.get().resume_cursor == ""
 
 
 def test_an_order_changed_in_the_cursors_second_is_not_missed_and_re_reading_is_harmless(
@@ -68,7 +69,7 @@ def test_an_order_changed_in_the_cursors_second_is_not_missed_and_re_reading_is_
     platform.sandbox.ship("MP-BD1")
     before = last_call_id()
 
-    second = seller_pull(seller_id=connected_seller.id)
+    second = seller_pull(seller_id=connected_seller.id).orders
 
     assert (second.changed, second.settled, second.error) == (1, 1, "")
     assert Order.objects.get(mp_order_number="MP-BD1").state == "SHIPPED"
@@ -76,7 +77,7 @@ def test_an_order_changed_in_the_cursors_second_is_not_missed_and_re_reading_is_
     assert WIRE.fullmatch(sent)
     events = SyncEvent.objects.count()
 
-    third = seller_pull(seller_id=connected_seller.id)
+    third = seller_pull(seller_id=connected_seller.id).orders
 
     # The boundary order may be listed again ("on or after"): it changes nothing.
     assert (third.changed, third.settled, third.error) == (0, 0, "")
@@ -91,9 +92,9 @@ def test_a_cursor_answered_back_unchanged_stops_the_pull_instead_of_looping(
     pages = iter([{"orders": [], "next_cursor": "c1"}] + [{"orders": [], "next_cursor": "c1"}] * 5)
     monkeypatch.setattr(OrderSourceClient, "list_orders", lambda self, **_: next(pages))
 
-    result = seller_pull(seller_id=connected_seller.id)
+    result = seller_pull(seller_id=connected_seller.id).orders
 
     assert result.pages == 2
     assert "answered the cursor it was given" in result.error
     assert not result.completed
-    assert SellerPullState.objects.get().resume_cursor == ""
+    assert SellerSync.objects.get().resume_cursor == ""

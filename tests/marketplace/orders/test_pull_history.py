@@ -8,8 +8,8 @@ import pytest
 
 from bench.harness import orders_insert
 from marketplace.orders.models import Order, SyncEvent
-from marketplace.orders.services.pull import seller_pull
 from marketplace.orders.services.push import order_push
+from marketplace.sync.pull import seller_pull
 from tests.marketplace.conftest import make_order
 from tests.support.app_fixtures import CLIENT_ID, PLATFORM_SELLER, Platform
 
@@ -30,7 +30,7 @@ def test_ten_new_shipments_cost_one_listing_with_ten_thousand_settled_orders_in_
     platform: Platform, connected_seller: Any, quiet_broker: Any
 ) -> None:
     # Given a pull that completed before anything below happened (it found nothing),
-    assert seller_pull(seller_id=connected_seller.id).completed
+    assert seller_pull(seller_id=connected_seller.id).orders.completed
     # and 10 000 orders shipped and settled a month ago, at the platform and here, with
     # the same numbers on both sides ("HIST-0000000" ...),
     made = platform.sandbox.control(
@@ -56,7 +56,7 @@ def test_ten_new_shipments_cost_one_listing_with_ten_thousand_settled_orders_in_
     events = SyncEvent.objects.order_by("-id").values_list("id", flat=True).first()
 
     # when the seller is pulled,
-    result = seller_pull(seller_id=connected_seller.id)
+    result = seller_pull(seller_id=connected_seller.id).orders
 
     # then one listing page (at most one per 50 changed orders) brought all ten, with no
     # request per order (the listing carries their fulfillments),

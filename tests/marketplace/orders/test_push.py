@@ -23,6 +23,7 @@ from marketplace.orders.services.push_recovery import (
     seller_failed_orders_retry,
 )
 from marketplace.platform.models import PlatformCall
+from marketplace.sync.fan_out import sellers_pull_fan_out
 from tests.marketplace.conftest import BrokerRecorder, embargo_clear, make_order
 from tests.support.app_fixtures import PLATFORM_SELLER, Platform
 
@@ -214,8 +215,9 @@ def test_revoked_grant_makes_orders_wait_until_the_seller_reconnects(
     assert order_push(order_id=second.id) == "waiting_for_connection"  # no call: not live
     assert connected_seller.connection.__class__.objects.get().state == "needs_reauth"
     quiet_broker.pushes.clear()
+    platform.reconnect(connected_seller)
     with django_capture_on_commit_callbacks(execute=True):
-        platform.reconnect(connected_seller)  # connection_live → release
+        sellers_pull_fan_out()  # the sync's next tick starts the seller: release
     assert sorted(p[0] for p in quiet_broker.pushes) == sorted([first.id, second.id])
     assert set(OrderSync.objects.values_list("status", flat=True)) == {"pending"}
     for order in (first, second):

@@ -24,8 +24,8 @@ from marketplace.orders.models import (
     SyncEvent,
     ValidationProblem,
 )
-from marketplace.orders.services.pull import sellers_pull_fan_out
-from sellers.models import PullSchedule
+from marketplace.sync.fan_out import sellers_pull_fan_out
+from marketplace.sync.models import SellerSync
 from tests.marketplace.conftest import order_body, wait_for
 from tests.sandbox.orders_v2.v2_client import SellerApi
 from tests.support.app_fixtures import PLATFORM_SELLER, Platform
@@ -71,7 +71,7 @@ def place(api: Client, number: str) -> None:
 
 def fan_out_now() -> list[int]:
     """Beat's fan-out, with every scheduled pull made due (as if an interval had passed)."""
-    PullSchedule.objects.exclude(next_pull_at=None).update(next_pull_at=timezone.now())
+    SellerSync.objects.exclude(next_pull_at=None).update(next_pull_at=timezone.now())
     return sellers_pull_fan_out()
 
 

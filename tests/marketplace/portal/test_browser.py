@@ -11,7 +11,7 @@ from playwright.sync_api import Page, expect
 from marketplace.orders.intake_schema import OrderIn
 from marketplace.orders.models import OrderSync
 from marketplace.orders.services.intake import order_create
-from marketplace.orders.services.pull import seller_pull
+from marketplace.sync.pull import seller_pull
 from sellers.models import Seller
 from tests.marketplace.conftest import order_body
 from tests.marketplace.dashboard.test_browser import sign_in
@@ -33,7 +33,7 @@ def test_seller_sees_shipment_tracking_link_and_validation_problem(
     )
     shipment = next(f for f in good["fulfillments"] if f["mp_line_number"] == "1")["shipments"][0]
     # When the pull service reads it
-    result = seller_pull(seller_id=seller.id)
+    result = seller_pull(seller_id=seller.id).orders
     assert result.ran
     assert not result.error
     # Then the seller sees the shipment with a tracking link that opens the carrier's page

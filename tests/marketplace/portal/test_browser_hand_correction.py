@@ -13,7 +13,7 @@ from playwright.sync_api import Page, expect
 from marketplace.orders.intake_schema import OrderIn
 from marketplace.orders.models import Order, OrderSync, Shipment, ValidationProblem
 from marketplace.orders.services.intake import order_create
-from marketplace.orders.services.pull import seller_pull
+from marketplace.sync.pull import seller_pull
 from sellers.models import Seller
 from tests.marketplace.conftest import order_body
 from tests.marketplace.dashboard.test_browser import sign_in
@@ -50,7 +50,7 @@ def test_a_bad_package_corrected_on_the_sandbox_page_closes_the_sellers_problem(
     (package,) = sandbox.v2_order("MP-HC1")["fulfillments"]
 
     # The app pulls it, reports the problem and holds the order; the seller sees it.
-    assert not seller_pull(seller_id=seller.id).error
+    assert not seller_pull(seller_id=seller.id).orders.error
     problems = ValidationProblem.objects.filter(order=order)
     # One per line the package carries.
     assert sorted(problems.values_list("code", "mp_line_number")) == [
@@ -76,7 +76,7 @@ def test_a_bad_package_corrected_on_the_sandbox_page_closes_the_sellers_problem(
     expect(page.locator("#events")).to_contain_text("fulfillment_updated")
 
     # The next pull stores the corrected package, resolves the problem and settles.
-    assert not seller_pull(seller_id=seller.id).error
+    assert not seller_pull(seller_id=seller.id).orders.error
     order.refresh_from_db()
     assert order.state == "SHIPPED"
     assert list(

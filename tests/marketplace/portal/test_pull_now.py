@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from marketplace.portal.models import SellerPullRequest
+from marketplace.sync.models import SellerSync
 from sellers.models import Seller
 from tests.support.app_fixtures import page_text, signed_in
 from tests.support.factories import PlatformConnectionFactory
@@ -47,7 +47,8 @@ def test_pull_now_queues_then_is_rate_limited_with_a_clear_message(
     assert response.status_code == 303
     assert response["Location"] == "/sellers/"
     assert len(queued) == 1
-    assert SellerPullRequest.objects.filter(seller=live_seller).count() == 1
+    first = SellerSync.objects.get(seller=live_seller).pull_now_requested_at
+    assert first is not None
     home = page_text(seller_client.get("/sellers/"))
     assert "Pull queued" in home
 
@@ -60,10 +61,10 @@ def test_pull_now_queues_then_is_rate_limited_with_a_clear_message(
     assert "once every 60 seconds" in text
     assert "Try again in" in text
     assert 1 <= int(again["Retry-After"]) <= 60
-    assert SellerPullRequest.objects.filter(seller=live_seller).count() == 1
+    assert SellerSync.objects.get(seller=live_seller).pull_now_requested_at == first
 
     # And once the interval has passed, it works again
-    SellerPullRequest.objects.update(requested_at=timezone.now() - timedelta(seconds=61))
+    SellerSync.objects.update(pull_now_requested_at=timezone.now() - timedelta(seconds=61))
     with django_capture_on_commit_callbacks() as queued_later:
         assert seller_client.post(URL).status_code == 303
     assert len(queued_later) == 1
@@ -81,7 +82,7 @@ def test_pull_now_without_a_live_connection_is_409(seller: Seller, seller_client
     PlatformConnectionFactory(seller=seller, needs_reauth=True)
     text = page_text(seller_client.post(URL), 409)
     assert "not connected" in text
-    assert not SellerPullRequest.objects.exists()
+    assert not SellerSync.objects.filter(pull_now_requested_at__isnull=False).exists()
     assert 'id="pull-now"' not in page_text(seller_client.get("/sellers/"))
 
 
@@ -93,7 +94,7 @@ def test_pull_now_is_a_seller_only_post(
     anonymous = Client().post(URL)
     assert anonymous.status_code == 302
     assert "login" in anonymous["Location"]
-    assert not SellerPullRequest.objects.exists()
+    assert not SellerSync.objects.filter(pull_now_requested_at__isnull=False).exists()
 
 
 def test_pull_now_needs_the_csrf_token(live_seller: Seller) -> None:

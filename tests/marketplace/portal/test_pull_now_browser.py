@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from marketplace.orders import tasks
+from marketplace.sync import pull_now
 from tests.marketplace.dashboard.test_browser import sign_in
 from tests.support.factories import PlatformConnectionFactory, SellerFactory, password_of
 
@@ -19,7 +19,7 @@ def test_pull_now_queues_then_asks_to_wait(
     page: Page, live_server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     queued: list[int] = []
-    monkeypatch.setattr(tasks.seller_pull_task, "delay", lambda seller_id: queued.append(seller_id))
+    monkeypatch.setattr(pull_now, "task_enqueue", lambda name, seller_id: queued.append(seller_id))
     seller = SellerFactory(username="dora")
     PlatformConnectionFactory(seller=seller)
     sign_in(page, live_server.url, "dora", password_of("dora"))

@@ -28,10 +28,9 @@ from django.test import Client
 
 from marketplace.log_redaction import RedactSecretsFilter
 from marketplace.orders.models import Order, OrderSync
-from marketplace.orders.services.pull import sellers_pull_fan_out
 from marketplace.platform.models import PlatformCall
 from marketplace.returns.models import RefundLedgerEntry, Return, SellerRefund
-from marketplace.returns.services.pull import sellers_returns_pull_fan_out
+from marketplace.sync.fan_out import sellers_after_sale_pull_fan_out, sellers_pull_fan_out
 from tests.marketplace.conftest import order_body, wait_for
 from tests.support.app_fixtures import Platform
 
@@ -147,7 +146,7 @@ def test_a_buyer_erased_after_a_full_flow_is_in_no_dump_and_no_log(
     )
 
     def answered() -> bool:
-        sellers_returns_pull_fan_out()
+        sellers_after_sale_pull_fan_out()
         ret_row = Return.objects.filter(mp_return_number="RET-1").first()
         refund_row = SellerRefund.objects.filter(refund_id=str(refund["feedamp_refund_id"]))
         return bool(

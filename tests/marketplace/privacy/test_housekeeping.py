@@ -12,7 +12,6 @@ from django.conf import settings as django_settings
 from django.utils import timezone
 
 from marketplace.orders.models import SyncEvent
-from marketplace.portal.models import SellerPullRequest
 from marketplace.privacy.housekeeping import rows_prune, traffic_tables_prune
 from marketplace.returns.models import PlatformStep, ReturnsRecordProblem, StepKind, StepStatus
 from tests.marketplace.privacy.builders import buyer_order
@@ -37,7 +36,6 @@ def _step(order: Any, kind: str, status: str, days_ago: int) -> PlatformStep:
 def test_old_rows_go_recent_rows_and_dead_letters_stay(settings: Any) -> None:
     settings.PLATFORM_STEP_RETENTION_DAYS = 30
     settings.SYNC_EVENT_RETENTION_DAYS = 180
-    settings.PULL_REQUEST_RETENTION_DAYS = 7
     order = buyer_order()
     old_done = _step(order, StepKind.PUSH_RETURN, StepStatus.DONE, 40)
     new_done = _step(order, StepKind.COMPLETE_RETURN, StepStatus.DONE, 5)
@@ -47,8 +45,6 @@ def test_old_rows_go_recent_rows_and_dead_letters_stay(settings: Any) -> None:
     SyncEvent.objects.filter(pk__in=[e.pk for e in events[:2]]).update(
         created_at=now - timedelta(days=200)
     )
-    SellerPullRequest.objects.create(seller=order.seller, requested_at=now - timedelta(days=8))
-    latest = SellerPullRequest.objects.create(seller=order.seller, requested_at=now)
     problems = {
         key: ReturnsRecordProblem.objects.create(
             seller=order.seller,
@@ -70,7 +66,6 @@ def test_old_rows_go_recent_rows_and_dead_letters_stay(settings: Any) -> None:
     assert traffic_tables_prune() == {
         "platform_steps": 1,
         "sync_events": 2,
-        "pull_requests": 1,
         "task_dead_letters": 0,
         "record_problems": 1,
     }
@@ -78,7 +73,6 @@ def test_old_rows_go_recent_rows_and_dead_letters_stay(settings: Any) -> None:
     assert set(PlatformStep.objects.values_list("pk", flat=True)) == {new_done.pk, old_failed.pk}
     assert not PlatformStep.objects.filter(pk=old_done.pk).exists()
     assert list(SyncEvent.objects.values_list("pk", flat=True)) == [events[2].pk]
-    assert list(SellerPullRequest.objects.values_list("pk", flat=True)) == [latest.pk]
     assert set(ReturnsRecordProblem.objects.values_list("record_key", flat=True)) == (
         set(problems) - {"old-resolved"}
     )

@@ -180,7 +180,8 @@ class FakeOrderSource:
 
 @pytest.fixture
 def fake_platform(monkeypatch: pytest.MonkeyPatch) -> FakeOrderSource:
-    from marketplace.returns.services import pull, steps
+    from marketplace.returns.services import steps
+    from marketplace.sync import pull  # the sync makes the pull's client
 
     fake = FakeOrderSource()
     monkeypatch.setattr(steps, "order_client_for", lambda connection, **kw: fake)

@@ -22,10 +22,9 @@ from django.test import Client
 from django.utils import timezone
 
 from marketplace.orders.models import Order, OrderSync
-from marketplace.orders.services.pull import sellers_pull_fan_out
 from marketplace.returns.models import RefundLedgerEntry, Return, SellerRefund
 from marketplace.returns.selectors import overdue_returns
-from marketplace.returns.services.pull import sellers_returns_pull_fan_out
+from marketplace.sync.fan_out import sellers_after_sale_pull_fan_out, sellers_pull_fan_out
 from tests.marketplace.conftest import order_body, wait_for
 from tests.support.app_fixtures import Platform, page_text
 from tests.support.sandbox_process import SandboxError
@@ -68,7 +67,7 @@ def _platform_return(platform: Platform, number: str, ret: str) -> dict[str, Any
 
 
 def _pulled(predicate: Any) -> Any:
-    sellers_returns_pull_fan_out()
+    sellers_after_sale_pull_fan_out()
     return predicate()
 
 

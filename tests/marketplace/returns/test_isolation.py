@@ -20,12 +20,12 @@ from marketplace.returns.models import (
     Return,
     ReturnsRecordProblem,
     SellerRefund,
-    SellerReturnsPullState,
 )
 from marketplace.returns.selectors import overdue_returns
 from marketplace.returns.services.intake import return_create
-from marketplace.returns.services.pull import seller_returns_pull
 from marketplace.returns.services.steps import return_steps_drain
+from marketplace.sync.models import SellerSync
+from marketplace.sync.pull import seller_after_sale_pull
 from tests.marketplace.returns.conftest import FakeOrderSource, refund_line, shipped_order
 from tests.support.app_fixtures import page_text, signed_in
 
@@ -62,7 +62,7 @@ def test_one_refund_that_cannot_be_stored_does_not_stop_the_valid_ones_on_its_pa
     bad = {**refund_line(item="1.00"), **poison} if isinstance(poison, dict) else poison
     fake_platform.add_refund(2, number, [bad])
     fake_platform.add_refund(3, number, [refund_line(item="4.00")])
-    result = seller_returns_pull(seller_id=order.seller_id)
+    result = seller_after_sale_pull(seller_id=order.seller_id)
     # the valid ones are stored, decided and paid; the listing itself did not fail
     assert result.error == ""
     assert (result.decided, result.record_failures) == (2, 1)
@@ -92,7 +92,7 @@ def test_an_unreadable_amount_pauses_its_refund_with_a_code_and_the_others_are_p
     bad = refund_line(item="1.00")
     bad["item_tax_refund"] = amount
     fake_platform.add_refund(2, number, [bad])
-    result = seller_returns_pull(seller_id=order.seller_id)
+    result = seller_after_sale_pull(seller_id=order.seller_id)
     assert (result.decided, result.record_failures) == (2, 0)
     return_steps_drain()
     assert fake_platform.refunds["1"]["status"] == "COMPLETE"
@@ -111,13 +111,13 @@ def test_a_poison_refund_is_retried_up_to_the_cap_then_a_dead_letter_until_it_ch
     poison = {**refund_line(), "refund_quantity": 10**12}
     fake_platform.add_refund(2, order.mp_order_number, [poison])
     for _ in range(5):
-        seller_returns_pull(seller_id=order.seller_id)
+        seller_after_sale_pull(seller_id=order.seller_id)
     problem = ReturnsRecordProblem.objects.get()
     assert problem.failures == 3
     assert problem.dead_at is not None
     # The seller's record changes: tried again, and this time it goes through
     fake_platform.refunds["2"]["merchant_refund_lines"] = [refund_line(item="2.00")]
-    result = seller_returns_pull(seller_id=order.seller_id)
+    result = seller_after_sale_pull(seller_id=order.seller_id)
     assert result.decided == 1
     problem.refresh_from_db()
     assert problem.resolved_at is not None
@@ -134,16 +134,16 @@ def test_a_refused_returns_listing_is_recorded_and_the_refunds_listing_goes_on(
     fake_platform.fail["list_returns"] = [
         PlatformRejected("status: unknown value REJECTED", status=400)
     ]
-    result = seller_returns_pull(seller_id=order.seller_id)
+    result = seller_after_sale_pull(seller_id=order.seller_id)
     assert "REJECTED" in result.returns_error
     assert result.refunds_error == ""
     assert RefundLedgerEntry.objects.get().amount == Decimal("5.00")
-    state = SellerReturnsPullState.objects.get(seller_id=order.seller_id)
+    state = SellerSync.objects.get(seller_id=order.seller_id)
     assert "REJECTED" in state.returns_error
     assert state.returns_failed_at is not None
     assert state.returns_watermark is None  # not moved: the next pull reads it all again
     # retried at the next pull, and cleared when it goes through
-    result = seller_returns_pull(seller_id=order.seller_id)
+    result = seller_after_sale_pull(seller_id=order.seller_id)
     assert result.error == ""
     state.refresh_from_db()
     assert (state.returns_error, state.returns_failed_at) == ("", None)
@@ -158,10 +158,10 @@ def test_a_failed_refunds_listing_does_not_stop_the_returns_listing(
     return_steps_drain()
     fake_platform.set_return(order.mp_order_number, "R1", "AUTHORIZED", rma="RMA-7")
     fake_platform.fail["list_refunds"] = [PlatformRejected("unknown filter status", status=400)]
-    result = seller_returns_pull(seller_id=order.seller_id)
+    result = seller_after_sale_pull(seller_id=order.seller_id)
     assert "unknown filter" in result.refunds_error
     assert Return.objects.get().rma == "RMA-7"
-    state = SellerReturnsPullState.objects.get(seller_id=order.seller_id)
+    state = SellerSync.objects.get(seller_id=order.seller_id)
     assert "unknown filter" in state.refunds_error
 
 
@@ -184,7 +184,7 @@ def test_a_return_that_fails_is_read_again_by_its_own_get(
         ]
     # R1's amounts cannot be read this time (the platform timed out on that one call)
     fake_platform.fail["get_return_refunds"] = [PlatformUnavailable("read timeout")]
-    result = seller_returns_pull(seller_id=order.seller_id)
+    result = seller_after_sale_pull(seller_id=order.seller_id)
     assert (result.error, result.record_failures) == ("", 1)
     decisions = dict(Return.objects.values_list("mp_return_number", "decision"))
     assert decisions == {"R1": "", "R2": "accepted"}
@@ -193,7 +193,7 @@ def test_a_return_that_fails_is_read_again_by_its_own_get(
     # next pull reads it by its own GET, and decides it
     fake_platform.updated[f"return:{number}/R1"] = timezone.now() - timedelta(days=1)
     fake_platform.calls.clear()
-    seller_returns_pull(seller_id=order.seller_id)
+    seller_after_sale_pull(seller_id=order.seller_id)
     assert ("get_return", (number, "R1")) in fake_platform.calls
     assert Return.objects.get(mp_return_number="R1").decision == "accepted"
     assert ReturnsRecordProblem.objects.get().resolved_at is not None
@@ -206,7 +206,7 @@ def test_a_state_we_do_not_know_is_stored_shown_and_never_acted_on(
     _return(order)
     return_steps_drain()
     fake_platform.set_return(order.mp_order_number, "R1", "ON_HOLD_BY_CARRIER")
-    seller_returns_pull(seller_id=order.seller_id)
+    seller_after_sale_pull(seller_id=order.seller_id)
     ret = Return.objects.get()
     assert (ret.status, ret.decision, ret.status_known) == ("ON_HOLD_BY_CARRIER", "", False)
     assert "get_return_refunds" not in fake_platform.names()
@@ -261,7 +261,7 @@ def test_a_refund_whose_decision_always_fails_reaches_the_cap_and_the_others_are
     fake_platform.add_refund(1, order.mp_order_number, [refund_line(item="1.00")])
     fake_platform.add_refund(2, order.mp_order_number, [refund_line(item="2.00")])
     for _ in range(4):
-        seller_returns_pull(seller_id=order.seller_id)
+        seller_after_sale_pull(seller_id=order.seller_id)
     problem = ReturnsRecordProblem.objects.get()
     assert (problem.record_key, problem.failures) == ("2", 2)
     assert problem.dead_at is not None

@@ -14,8 +14,9 @@ from marketplace.returns.selectors import (
     sellers_with_open_returns_or_refunds,
 )
 from marketplace.returns.services.intake import return_create
-from marketplace.returns.services.pull import seller_returns_pull
 from marketplace.returns.services.steps import return_steps_drain
+from marketplace.sync.models import SellerSync
+from marketplace.sync.pull import seller_after_sale_pull
 from tests.marketplace.returns.conftest import FakeOrderSource, refund_line, shipped_order
 from tests.support.factories import OrderFactory, PlatformConnectionFactory, SellerFactory
 
@@ -28,13 +29,13 @@ def test_a_seller_with_nothing_open_is_not_listed(fake_platform: FakeOrderSource
     OrderFactory(seller=seller, state="PENDING")
     assert not seller_has_open_returns_or_refunds(seller_id=seller.pk)
     assert seller not in sellers_with_open_returns_or_refunds()
-    result = seller_returns_pull(seller_id=seller.pk)
+    result = seller_after_sale_pull(seller_id=seller.pk)
     assert (result.ran, result.requests, fake_platform.calls) == (False, 0, [])
 
 
 def _requests_for(fake: FakeOrderSource, seller_id: int) -> int:
     before = len(fake.calls)
-    seller_returns_pull(seller_id=seller_id)
+    seller_after_sale_pull(seller_id=seller_id)
     return len([n for n, _ in fake.calls[before:] if n.startswith("list_")])
 
 
@@ -50,7 +51,7 @@ def test_many_completed_refunds_cost_the_same_requests_as_few(
         for _ in range(count):
             fake_platform.add_refund(refund_id, order.mp_order_number, [refund_line(item="1.00")])
             refund_id += 1
-        seller_returns_pull(seller_id=order.seller_id)
+        seller_after_sale_pull(seller_id=order.seller_id)
         return_steps_drain()
     assert SellerRefund.objects.filter(status="COMPLETE").count() == 125
     # now 3 new refunds each
@@ -64,7 +65,7 @@ def test_many_completed_refunds_cost_the_same_requests_as_few(
     # and a pull with nothing new reads nothing it has seen (one empty listing)
     calls_before = len(fake_platform.calls)
     return_steps_drain()
-    result = seller_returns_pull(seller_id=large.seller_id)
+    result = seller_after_sale_pull(seller_id=large.seller_id)
     assert result.changed == 0
     assert result.decided == 0
     listed = [c for c in fake_platform.calls[calls_before:] if c[0] == "list_refunds"]
@@ -79,9 +80,9 @@ def test_a_repeated_listing_decides_and_pays_once(
 ) -> None:
     order = shipped_order()
     fake_platform.add_refund(7, order.mp_order_number, [refund_line(item="5.00")])
-    seller_returns_pull(seller_id=order.seller_id)
+    seller_after_sale_pull(seller_id=order.seller_id)
     # listed again before our "complete" went through: still CREATED at the platform
-    seller_returns_pull(seller_id=order.seller_id)
+    seller_after_sale_pull(seller_id=order.seller_id)
     assert RefundLedgerEntry.objects.count() == 1
     assert fake_platform.names().count("list_refunds") == 2
 
@@ -96,7 +97,7 @@ def test_the_returns_listing_never_asks_for_a_rejected_state(
     )  # fmt: skip
     return_create(mp_order_number=order.mp_order_number, data=data)
     return_steps_drain()
-    result = seller_returns_pull(seller_id=order.seller_id)
+    result = seller_after_sale_pull(seller_id=order.seller_id)
     assert result.error == ""
     listed = [f for name, f in fake_platform.calls if name == "list_returns"]
     assert listed
@@ -121,7 +122,7 @@ def test_a_return_is_followed_until_refunded_decided_and_completed(
     return_steps_drain()  # pushed
     number = order.mp_order_number
     fake_platform.set_return(number, "R1", "AUTHORIZED", rma="RMA-1")
-    seller_returns_pull(seller_id=order.seller_id)
+    seller_after_sale_pull(seller_id=order.seller_id)
     assert Return.objects.get().rma == "RMA-1"
     fake_platform.set_return(number, "R1", "REFUNDED")
     fake_platform.return_refunds[(number, "R1")] = [
@@ -131,7 +132,7 @@ def test_a_return_is_followed_until_refunded_decided_and_completed(
             "shipping_refund_amount": 1.5,
         }
     ]
-    seller_returns_pull(seller_id=order.seller_id)
+    seller_after_sale_pull(seller_id=order.seller_id)
     ret = Return.objects.get()
     assert ret.decision == "accepted"
     assert RefundLedgerEntry.objects.get().amount == Decimal("12.30")
@@ -139,7 +140,7 @@ def test_a_return_is_followed_until_refunded_decided_and_completed(
     assert Return.objects.get().status == "COMPLETED"
     # a completed return is no longer open: the next pull does not list returns
     before = fake_platform.names().count("list_returns")
-    seller_returns_pull(seller_id=order.seller_id)
+    seller_after_sale_pull(seller_id=order.seller_id)
     assert fake_platform.names().count("list_returns") == before
 
 
@@ -155,81 +156,66 @@ def test_a_rejected_return_shows_rejected(fake_platform: FakeOrderSource, wakes:
     return_create(mp_order_number=order.mp_order_number, data=data)
     return_steps_drain()
     fake_platform.set_return(order.mp_order_number, "R1", "REJECTED", notes="used")
-    seller_returns_pull(seller_id=order.seller_id)
+    seller_after_sale_pull(seller_id=order.seller_id)
     ret = Return.objects.get()
     assert (ret.status, ret.notes, ret.decision) == ("REJECTED", "used", "")
     assert not RefundLedgerEntry.objects.exists()
 
 
 def test_the_fan_out_queues_only_connected_sellers_with_something_open(
-    monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from marketplace.returns import tasks
-    from marketplace.returns.services.pull import sellers_returns_pull_fan_out
+    from marketplace.sync import fan_out
 
-    queued: list[int] = []
-    monkeypatch.setattr(tasks.seller_returns_pull_task, "delay", queued.append)
+    queued: list[tuple[str, int]] = []
+    monkeypatch.setattr(fan_out, "task_enqueue", lambda name, sid: queued.append((name, sid)))
     active = shipped_order()  # connected, a shipped order
     idle = SellerFactory()
     PlatformConnectionFactory(seller=idle)
     OrderFactory(seller=idle, state="PENDING")
     gone = shipped_order(seller=SellerFactory())  # no connection
-    with django_capture_on_commit_callbacks(execute=True):
-        sellers = sellers_returns_pull_fan_out()
+    sellers = fan_out.sellers_after_sale_pull_fan_out()
     assert sellers == [active.seller_id]
-    assert queued == [active.seller_id]
-    assert gone.seller_id not in queued
+    assert queued == [(fan_out.SELLER_AFTER_SALE_PULL_TASK, active.seller_id)]
+    assert gone.seller_id not in sellers
 
 
-def test_returns_ride_on_the_sellers_pull_schedule(
-    monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
-) -> None:
+def test_a_return_placed_brings_a_backed_off_seller_back_at_the_next_tick() -> None:
     from datetime import timedelta
 
     from django.utils import timezone
 
-    from marketplace.returns import tasks
-    from marketplace.returns.pull_hooks import returns_after_pull
-    from sellers.models import PullSchedule
-    from sellers.pull_schedule import open_work_reasons
+    from marketplace.sync.schedule import REASON_OPEN_WORK, open_work_reasons, sync_wake_open_work
 
-    queued: list[int] = []
-    monkeypatch.setattr(tasks.seller_returns_pull_task, "delay", queued.append)
     order = shipped_order()
     # Given a seller backed off for hours, nothing open but a shipped order
     later = timezone.now() + timedelta(hours=3)
-    PullSchedule.objects.update_or_create(
+    SellerSync.objects.update_or_create(
         seller_id=order.seller_id, defaults={"next_pull_at": later, "reason": "idle"}
     )
-    assert "open returns" not in open_work_reasons(seller_id=order.seller_id)
+    assert open_work_reasons(seller_id=order.seller_id) == []
     # When the buyer's return is placed through intake
     data = ReturnIn.model_validate(
         {"mp_return_number": "R-1", "reason": "broken", "return_lines": [
             {"mp_line_number": "1", "quantity": 1}]}
     )  # fmt: skip
     return_create(mp_order_number=order.mp_order_number, data=data)
-    # Then the seller is due within the short interval, the return being open work
-    schedule = PullSchedule.objects.get(seller_id=order.seller_id)
+    # Then the next tick makes the seller due within the short interval: open work
+    assert sync_wake_open_work() == 1
+    schedule = SellerSync.objects.get(seller_id=order.seller_id)
     assert schedule.next_pull_at < later - timedelta(hours=2)
-    assert schedule.reason == "return placed"
+    assert schedule.reason == REASON_OPEN_WORK
     assert open_work_reasons(seller_id=order.seller_id) == ["open returns"]
-    # and the seller's next pull lists their returns and refunds (no fan-out of its own)
-    with django_capture_on_commit_callbacks(execute=True):
-        returns_after_pull(order.seller_id)
-    assert queued == [order.seller_id]
+    # and a tick later nothing is written again
+    assert sync_wake_open_work() == 0
 
 
-def test_a_seller_with_nothing_returnable_gets_no_returns_pull(
-    monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+def test_a_seller_with_nothing_returnable_gets_no_after_sale_listing(
+    fake_platform: FakeOrderSource,
 ) -> None:
-    from marketplace.returns import tasks
-    from marketplace.returns.pull_hooks import returns_after_pull
-
-    queued: list[int] = []
-    monkeypatch.setattr(tasks.seller_returns_pull_task, "delay", queued.append)
     seller = SellerFactory()
     PlatformConnectionFactory(seller=seller)
     OrderFactory(seller=seller, state="PENDING")
-    with django_capture_on_commit_callbacks(execute=True):
-        returns_after_pull(seller.pk)
-    assert queued == []
+    result = seller_after_sale_pull(seller_id=seller.pk)
+    assert (result.ran, result.requests, result.error) == (False, 0, "")
+    assert fake_platform.calls == []

@@ -14,12 +14,11 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from marketplace.orders.services.pull import seller_pull
 from marketplace.orders.services.push import order_push
 from marketplace.platform.models import PlatformCall
 from marketplace.returns.models import PlatformStep, RefundLedgerEntry, SellerRefund
-from marketplace.returns.services.pull import seller_returns_pull
 from marketplace.returns.services.steps import return_steps_drain
+from marketplace.sync.pull import seller_after_sale_pull, seller_pull
 from sellers.models import PlatformConnection
 from sellers.token_source import order_client_for
 from tests.marketplace.conftest import make_order
@@ -39,7 +38,7 @@ def shipped(
     order = make_order("MP-LC-1")
     assert order_push(order_id=order.id) == "synced"
     platform.sandbox.ship(order.mp_order_number)
-    assert seller_pull(seller_id=connected_seller.id).error == ""
+    assert seller_pull(seller_id=connected_seller.id).orders.error == ""
     yield order.mp_order_number
     violations = platform.sandbox.violations()
     assert violations["total"] == 0, violations
@@ -51,7 +50,7 @@ def _line(number: str, **amounts: str) -> dict[str, Any]:
 
 def _round(seller_id: int) -> None:
     """A pull, then the outbox (each decision's call), as a worker would."""
-    assert seller_returns_pull(seller_id=seller_id).error == ""
+    assert seller_after_sale_pull(seller_id=seller_id).error == ""
     PlatformStep.objects.exclude(status__in=["done", "failed", "superseded"]).update(
         next_attempt_at=timezone.now()
     )
@@ -84,7 +83,7 @@ def test_an_over_refund_is_paused_then_the_corrected_one_is_decided_again_and_pa
     assert refund.paused_at is not None
     assert not RefundLedgerEntry.objects.exists()
     # A paused refund is not listed: the next pull decides nothing
-    assert seller_returns_pull(seller_id=connected_seller.id).decided == 0
+    assert seller_after_sale_pull(seller_id=connected_seller.id).decided == 0
     # The seller corrects it: CREATED again, same id, new lines; decided from scratch
     platform.sandbox.refund_resolve(refund_id, refund_lines=[_line("2", item_refund="9.00")])
     _round(connected_seller.id)
@@ -141,7 +140,7 @@ def test_a_retried_errors_call_already_applied_is_not_sent_again(
     refund_id = platform.sandbox.seller_refund(shipped, _line("2", item_refund="20.00"))[
         "feedamp_refund_id"
     ]
-    assert seller_returns_pull(seller_id=connected_seller.id).decided == 1
+    assert seller_after_sale_pull(seller_id=connected_seller.id).decided == 1
     step = PlatformStep.objects.get(kind="report_refund")
     client = order_client_for(PlatformConnection.objects.get(seller=connected_seller))
     client.post_refund_errors(shipped, refund_id, list(step.body))  # "lost" answer
@@ -163,7 +162,7 @@ def test_an_errors_call_for_a_refund_the_seller_corrected_meanwhile_is_dropped(
     refund_id = platform.sandbox.seller_refund(shipped, _line("2", item_refund="20.00"))[
         "feedamp_refund_id"
     ]
-    seller_returns_pull(seller_id=connected_seller.id)
+    seller_after_sale_pull(seller_id=connected_seller.id)
     step = PlatformStep.objects.get(kind="report_refund")
     client = order_client_for(PlatformConnection.objects.get(seller=connected_seller))
     client.post_refund_errors(shipped, refund_id, list(step.body))  # "timed out"
@@ -185,7 +184,7 @@ def test_an_errors_call_for_a_refund_no_longer_created_is_dropped(
     """A state the sandbox cannot reach by itself (completed by someone else): in memory."""
     order = shipped_order()
     fake_platform.add_refund(11, order.mp_order_number, [refund_line(item="30.00")])
-    seller_returns_pull(seller_id=order.seller_id)
+    seller_after_sale_pull(seller_id=order.seller_id)
     fake_platform.refunds["11"]["status"] = "COMPLETE"
     return_steps_drain()
     step = PlatformStep.objects.get(kind="report_refund")
@@ -217,7 +216,7 @@ def test_a_returns_errors_call_for_amounts_the_seller_changed_is_dropped_and_dec
         "shipping_refund_amount": 0,
     }
     fake_platform.return_refunds[(number, "R1")] = [over]
-    seller_returns_pull(seller_id=order.seller_id)
+    seller_after_sale_pull(seller_id=order.seller_id)
     assert Return.objects.get().decision == "refused"  # 30.00 > 24.00: errors queued
     # Before our errors call goes, the seller's amounts change
     fake_platform.return_refunds[(number, "R1")] = [{**over, "principal_refund_amount": 20}]
@@ -227,7 +226,7 @@ def test_a_returns_errors_call_for_amounts_the_seller_changed_is_dropped_and_dec
     assert "post_return_errors" not in fake_platform.names()
     assert Return.objects.get().decision == ""
     # The next pull reads it again (its own GET) and decides the current amounts
-    seller_returns_pull(seller_id=order.seller_id)
+    seller_after_sale_pull(seller_id=order.seller_id)
     ret = Return.objects.get()
     assert ret.decision == "accepted"
     assert RefundLedgerEntry.objects.get(return_request=ret).amount == Decimal("20.00")

@@ -21,9 +21,8 @@ import pytest
 from django.test import Client
 
 from marketplace.orders.models import Order, OrderSync
-from marketplace.orders.services.pull import sellers_pull_fan_out
 from marketplace.returns.models import RefundLedgerEntry, SellerRefund
-from marketplace.returns.services.pull import sellers_returns_pull_fan_out
+from marketplace.sync.fan_out import sellers_after_sale_pull_fan_out, sellers_pull_fan_out
 from tests.marketplace.conftest import order_body, wait_for
 from tests.support.app_fixtures import Platform, page_text, signed_in
 
@@ -87,7 +86,7 @@ def _reaches(refund_id: int, status: str, pause_count: int) -> SellerRefund:
     """Pull until our row of ``refund_id`` is in ``status`` after ``pause_count`` pauses."""
 
     def there() -> SellerRefund | None:
-        sellers_returns_pull_fan_out()
+        sellers_after_sale_pull_fan_out()
         row = SellerRefund.objects.filter(refund_id=str(refund_id)).first()
         if row and row.status == status and row.pause_count == pause_count:
             return row
@@ -162,7 +161,7 @@ def test_a_paused_refund_is_corrected_decided_again_and_paid_exactly_once(
     third = never["feedamp_refund_id"]
     stuck = _reaches(third, "PAUSED", 1)
     for _ in range(3):  # more pulls change nothing
-        sellers_returns_pull_fan_out()
+        sellers_after_sale_pull_fan_out()
     stuck.refresh_from_db()
     assert (stuck.status, stuck.pause_count, stuck.decision) == ("PAUSED", 1, "refused")
     assert _platform_refund(platform, third)["status"] == "PAUSED"

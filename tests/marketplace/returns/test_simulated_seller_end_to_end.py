@@ -16,9 +16,9 @@ import pytest
 from django.test import Client
 
 from marketplace.orders.models import Order, OrderSync
-from marketplace.orders.services.pull import seller_pull
 from marketplace.returns.models import RefundLedgerEntry, Return, SellerRefund
-from marketplace.returns.services.pull import sellers_returns_pull_fan_out
+from marketplace.sync.fan_out import sellers_after_sale_pull_fan_out
+from marketplace.sync.pull import seller_pull
 from tests.marketplace.conftest import order_body, wait_for
 from tests.support.app_fixtures import PLATFORM_SELLER, Platform
 from tests.support.seller_sim_process import SellerSimProcess
@@ -90,7 +90,7 @@ def _return(api: Client, number: str) -> None:
 
 
 def _settled(predicate: Any) -> Any:
-    sellers_returns_pull_fan_out()
+    sellers_after_sale_pull_fan_out()
     return predicate()
 
 

@@ -15,8 +15,8 @@ from marketplace.platform.errors import PlatformRateLimited, PlatformRejected, P
 from marketplace.returns.intake_schema import ReturnIn
 from marketplace.returns.models import PlatformStep, RefundLedgerEntry, SellerRefund
 from marketplace.returns.services.intake import return_create
-from marketplace.returns.services.pull import seller_returns_pull
 from marketplace.returns.services.steps import return_steps_drain, step_retry
+from marketplace.sync.pull import seller_after_sale_pull
 from tests.marketplace.returns.conftest import FakeOrderSource, refund_line, shipped_order
 
 pytestmark = pytest.mark.django_db
@@ -116,14 +116,14 @@ def test_a_lost_answer_to_complete_is_sent_again_and_pays_nothing_twice(
     # Given a seller refund within the line's cost
     order = shipped_order()
     fake_platform.add_refund(41, order.mp_order_number, [refund_line(item="5.00")])
-    seller_returns_pull(seller_id=order.seller_id)
+    seller_after_sale_pull(seller_id=order.seller_id)
     assert RefundLedgerEntry.objects.count() == 1
     # When the answer to "complete" is lost (a timeout after the platform acted)
     fake_platform.fail["complete_refund"] = [PlatformUnavailable("read timeout")]
     return_steps_drain()
     assert PlatformStep.objects.get().status == "retrying"
     # and the refund is listed again meanwhile (the overlap) and the step retried
-    seller_returns_pull(seller_id=order.seller_id)
+    seller_after_sale_pull(seller_id=order.seller_id)
     due_now()
     return_steps_drain()
     # Then it is complete, with one ledger row and two complete calls

@@ -19,8 +19,8 @@ from marketplace.returns.intake_schema import ReturnIn
 from marketplace.returns.models import Decision, RefundLedgerEntry, Return, SellerRefund
 from marketplace.returns.services.decide import refund_decide, return_decide
 from marketplace.returns.services.intake import return_create
-from marketplace.returns.services.pull import seller_returns_pull
 from marketplace.returns.services.steps import return_steps_drain
+from marketplace.sync.pull import seller_after_sale_pull
 from tests.marketplace.returns.conftest import FakeOrderSource, refund_line, shipped_order
 
 pytestmark = pytest.mark.django_db
@@ -49,7 +49,7 @@ def test_bad_amounts_on_a_page_are_refused_with_their_codes_and_the_valid_ones_c
     fake_platform.add_refund(5, number, [refund_line(item="3.00", item_tax="0.40")])
 
     # When the seller's refunds are pulled and the platform steps sent
-    result = seller_returns_pull(seller_id=order.seller_id)
+    result = seller_after_sale_pull(seller_id=order.seller_id)
     return_steps_drain()
 
     # Then the valid ones are accepted, in the ledger at exactly their amounts, completed
@@ -88,7 +88,7 @@ def test_bad_amounts_on_a_page_are_refused_with_their_codes_and_the_valid_ones_c
     # The unreadable amounts are stored as unknown, never as 0.00.
     assert SellerRefund.objects.get(refund_id="3").lines.get().item_refund is None
     # And the seller's next pull runs clean, deciding nothing again.
-    again = seller_returns_pull(seller_id=order.seller_id)
+    again = seller_after_sale_pull(seller_id=order.seller_id)
     assert (again.error, again.decided) == ("", 0)
     assert RefundLedgerEntry.objects.count() == 2
 
@@ -134,7 +134,7 @@ def test_refunded_returns_with_no_lines_twice_a_line_or_sub_cent_amounts_are_ref
     for name, lines in answers.items():
         fake_platform.set_return(number, name, "REFUNDED")
         fake_platform.return_refunds[(number, name)] = lines
-    result = seller_returns_pull(seller_id=order.seller_id)
+    result = seller_after_sale_pull(seller_id=order.seller_id)
     return_steps_drain()
 
     # Then only the good one is accepted: ledger 6.00, exactly what its line takes

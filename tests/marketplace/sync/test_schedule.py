@@ -1,5 +1,6 @@
 """Each seller's pull schedule: pulled often while work is open, backing off while idle,
-back at once when an order is placed; a fan-out whose cost follows the sellers due."""
+back at the next tick when an order is placed; a fan-out whose cost follows the sellers
+due; a connect started by the tick."""
 
 from __future__ import annotations
 
@@ -15,15 +16,17 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from marketplace.orders.services.pull import seller_pull, sellers_pull_fan_out
-from marketplace.orders.services.pull_now import seller_pull_queue
-from sellers.models import PlatformConnection, PullSchedule, Seller
-from sellers.pull_schedule import (
-    REASON_ORDER_PLACED,
+from marketplace.sync.fan_out import sellers_pull_fan_out
+from marketplace.sync.models import SellerSync
+from marketplace.sync.pull import seller_pull
+from marketplace.sync.pull_now import seller_pull_queue
+from marketplace.sync.schedule import (
+    REASON_OPEN_WORK,
     open_work_reasons,
-    pull_schedule_after_pull,
-    pull_schedule_claim_due,
+    schedule_after_pull,
+    schedule_claim_due,
 )
+from sellers.models import PlatformConnection, Seller
 from tests.marketplace.conftest import BrokerRecorder, make_order
 from tests.support.app_fixtures import Platform
 
@@ -41,11 +44,11 @@ def _schedule_settings(settings: Any) -> None:
     settings.PULL_LEASE_SECONDS = 300.0
 
 
-def schedule_of(seller: Seller) -> PullSchedule:
-    return PullSchedule.objects.get(seller=seller)
+def schedule_of(seller: Seller) -> SellerSync:
+    return SellerSync.objects.get(seller=seller)
 
 
-def wait_of(schedule: PullSchedule, since: datetime) -> float:
+def wait_of(schedule: SellerSync, since: datetime) -> float:
     assert schedule.next_pull_at is not None
     return (schedule.next_pull_at - since).total_seconds()
 
@@ -59,8 +62,8 @@ def sellers_with_schedules(count: int, *, due: int) -> list[int]:
         Seller(user=user, display_name=f"pop {i}") for i, user in enumerate(users)
     )
     now = timezone.now()
-    PullSchedule.objects.bulk_create(
-        PullSchedule(
+    SellerSync.objects.bulk_create(
+        SellerSync(
             seller=seller,
             next_pull_at=now - timedelta(seconds=due - i) if i < due else now + timedelta(hours=1),
             reason="idle",
@@ -73,13 +76,20 @@ def sellers_with_schedules(count: int, *, due: int) -> list[int]:
 # --- backing off and coming back ------------------------------------------------------
 
 
-def test_connecting_makes_the_first_pull_due_at_once(
-    platform: Platform, connected_seller: Any
+def test_the_tick_after_a_connect_starts_the_sync_and_queues_the_first_pull(
+    platform: Platform, connected_seller: Any, quiet_broker: BrokerRecorder
 ) -> None:
+    # The connect itself writes nothing of the sync's (sellers sit below it)
+    assert not SellerSync.objects.filter(seller=connected_seller).exists()
+    # The next beat tick starts it: due now, so queued in the same tick
+    assert sellers_pull_fan_out() == [connected_seller.id]
     schedule = schedule_of(connected_seller)
-    assert schedule.next_pull_at is not None
-    assert schedule.next_pull_at <= timezone.now()
     assert schedule.reason == "connected"
+    assert schedule.started_at is not None
+    assert schedule.is_queued
+    # And it is started once: the next tick leaves it to its lease
+    assert sellers_pull_fan_out() == []
+    assert schedule_of(connected_seller).started_at == schedule.started_at
 
 
 def test_an_idle_sellers_pulls_back_off_to_the_ceiling_and_come_back_when_an_order_is_placed(
@@ -89,7 +99,7 @@ def test_an_idle_sellers_pulls_back_off_to_the_ceiling_and_come_back_when_an_ord
     waits = []
     for step in range(1, 6):
         before = timezone.now()
-        result = seller_pull(seller_id=connected_seller.id)
+        result = seller_pull(seller_id=connected_seller.id).orders
         assert result.ran
         assert not result.error
         schedule = schedule_of(connected_seller)
@@ -102,13 +112,14 @@ def test_an_idle_sellers_pulls_back_off_to_the_ceiling_and_come_back_when_an_ord
         assert expected * 0.89 <= got <= expected * 1.11 + 1
     assert "at the ceiling" in schedule_of(connected_seller).reason
 
-    # When an order is placed for them, in the same transaction
+    # When an order is placed for them
     placed_at = timezone.now()
     make_order("MP-BACK")
-    # Then their next pull is one interval away, at once, and says why
+    # Then the next beat tick brings their next pull within one interval, and says why
+    assert sellers_pull_fan_out() == []
     schedule = schedule_of(connected_seller)
     assert wait_of(schedule, placed_at) <= INTERVAL + 1
-    assert (schedule.reason, schedule.idle_steps) == (REASON_ORDER_PLACED, 0)
+    assert (schedule.reason, schedule.idle_steps) == (REASON_OPEN_WORK, 0)
 
     # And while the order is open, every pull keeps the short interval
     before = timezone.now()
@@ -126,6 +137,7 @@ def test_a_busy_sellers_schedule_is_not_written_by_each_new_order(
     seller_pull(seller_id=connected_seller.id)
     first = schedule_of(connected_seller)
     make_order("MP-BUSY-2")
+    sellers_pull_fan_out()
     again = schedule_of(connected_seller)
     assert (again.next_pull_at, again.updated_at, again.reason) == (
         first.next_pull_at,
@@ -135,37 +147,40 @@ def test_a_busy_sellers_schedule_is_not_written_by_each_new_order(
 
 
 def test_a_failing_pull_backs_off_bounded_and_shows_why(seller: Seller) -> None:
-    PullSchedule.objects.create(seller=seller, next_pull_at=timezone.now())
+    sync = SellerSync.objects.create(seller=seller, next_pull_at=timezone.now())
     waits = []
     for _ in range(5):
         now = timezone.now()
-        schedule = pull_schedule_after_pull(seller_id=seller.id, failed=True, now=now)
-        assert schedule is not None
-        waits.append(wait_of(schedule, now))
+        sync.consecutive_failures += 1  # as the pull's record counts it
+        schedule_after_pull(sync=sync, failed=True, now=now)
+        waits.append(wait_of(sync, now))
     assert waits == [90, 180, 360, 600, 600]
-    assert schedule.reason == "failing — retry 5"
+    assert sync.reason == "failing — retry 5"
     # A pull that works again: back to what the seller's work says
-    schedule = pull_schedule_after_pull(seller_id=seller.id, reasons=["open orders"])
-    assert schedule is not None
-    assert (schedule.failures, schedule.reason) == (0, "open orders")
+    sync.consecutive_failures = 0
+    schedule_after_pull(sync=sync, reasons=["open orders"], now=timezone.now())
+    assert sync.reason == "open orders"
 
 
 def test_a_pull_of_a_seller_no_longer_connected_takes_them_off_the_schedule(
-    platform: Platform, connected_seller: Any
+    platform: Platform, connected_seller: Any, quiet_broker: BrokerRecorder
 ) -> None:
+    assert sellers_pull_fan_out() == [connected_seller.id]  # started, its pull queued
     PlatformConnection.objects.filter(seller=connected_seller).update(state="needs_reauth")
-    result = seller_pull(seller_id=connected_seller.id)
+    result = seller_pull(seller_id=connected_seller.id).orders
     assert result.error == "not connected"
     schedule = schedule_of(connected_seller)
     assert (schedule.next_pull_at, schedule.reason) == (None, "not connected")
     # An order placed meanwhile does not schedule a pull that cannot run
     make_order("MP-OFF")
+    sellers_pull_fan_out()
     assert schedule_of(connected_seller).next_pull_at is None
-    # A reconnect does
+    # A reconnect does, at the next tick
     platform.reconnect(connected_seller)
+    assert schedule_of(connected_seller).next_pull_at is None
+    assert sellers_pull_fan_out() == [connected_seller.id]
     schedule = schedule_of(connected_seller)
-    assert schedule.next_pull_at is not None
-    assert schedule.next_pull_at <= timezone.now()
+    assert (schedule.is_queued, schedule.reason) == (True, "connected")
 
 
 # --- the fan-out ----------------------------------------------------------------------
@@ -183,8 +198,8 @@ def test_the_fan_out_costs_one_query_per_batch_whatever_the_population(
     # Then only the due sellers are queued, oldest due first, and each batch is one
     # statement (three full batches and one that finds the rest empty)
     assert queued == due
-    statements = [q["sql"] for q in captured.captured_queries if "pullschedule" in q["sql"]]
-    assert len(statements) == 4
+    claims = [q["sql"] for q in captured.captured_queries if "FOR UPDATE SKIP LOCKED" in q["sql"]]
+    assert len(claims) == 4
     assert not [q for q in captured.captured_queries if "sellers_seller" in q["sql"]]
     # And they now hold a lease: the next beat queues none of them again
     assert sellers_pull_fan_out(batch=10) == []
@@ -203,9 +218,9 @@ def test_a_lost_pull_message_is_sent_again_when_its_lease_runs_out(
 ) -> None:
     due = sellers_with_schedules(3, due=1)
     now = timezone.now()
-    assert pull_schedule_claim_due(limit=10, now=now) == due
-    assert pull_schedule_claim_due(limit=10, now=now + timedelta(seconds=299)) == []
-    assert pull_schedule_claim_due(limit=10, now=now + timedelta(seconds=301)) == due
+    assert schedule_claim_due(limit=10, now=now) == due
+    assert schedule_claim_due(limit=10, now=now + timedelta(seconds=299)) == []
+    assert schedule_claim_due(limit=10, now=now + timedelta(seconds=301)) == due
 
 
 @pytest.mark.django_db(transaction=True)
@@ -221,7 +236,7 @@ def test_two_beats_at_once_never_queue_the_same_seller_twice() -> None:
             with transaction.atomic():
                 # A beat that claimed the 5 oldest and has not committed yet
                 rows = list(
-                    PullSchedule.objects.select_for_update()
+                    SellerSync.objects.select_for_update()
                     .filter(seller_id__in=due[:5])
                     .values_list("seller_id", flat=True)
                 )
@@ -236,7 +251,7 @@ def test_two_beats_at_once_never_queue_the_same_seller_twice() -> None:
     try:
         assert started.wait(10)
         # This beat skips the locked rows instead of waiting for them or taking them
-        assert pull_schedule_claim_due(limit=50) == due[5:]
+        assert schedule_claim_due(limit=50) == due[5:]
     finally:
         release.set()
         thread.join()
@@ -270,21 +285,3 @@ def test_staff_see_each_sellers_next_pull_and_why(
     listing = client.get(reverse("dashboard:sellers")).content.decode()
     assert "next pull in" in listing
     assert "idle — backing off (step 1)" in listing
-
-
-def test_the_migration_makes_every_connected_sellers_pull_due_at_once(
-    seller: Seller, other_seller: Seller
-) -> None:
-    import importlib
-
-    migration = importlib.import_module("sellers.migrations.0004_pull_schedule").Migration
-    PlatformConnection.objects.create(seller=seller, state="connected")
-    PlatformConnection.objects.create(seller=other_seller, state="needs_reauth")
-    PullSchedule.objects.all().delete()
-    with connection.cursor() as cursor:
-        cursor.execute(migration.operations[-1].sql)
-    schedule = PullSchedule.objects.get()
-    assert schedule.seller_id == seller.id
-    assert schedule.next_pull_at is not None
-    assert schedule.next_pull_at <= timezone.now()
-    assert sellers_pull_fan_out() == [seller.id]
