@@ -46,7 +46,7 @@ def _drain_claims(kind: Any, model: Any, rounds: int, **due: Any) -> float:
 def run(env: BenchEnvironment, *, items: int, rounds: int) -> dict[str, float]:
     from django.utils import timezone
 
-    from marketplace.catalog.edrts_sender import EDRTS_SEND
+    from marketplace.catalog.listing_status.edrts_sender import EDRTS_SEND
     from marketplace.catalog.models import StatusSync
     from marketplace.orders.models import OrderSync
     from marketplace.orders.services.push import ORDER_PUSH

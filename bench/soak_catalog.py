@@ -267,7 +267,7 @@ class CatalogSide:
     # --- beat and drain ---------------------------------------------------------------
 
     def beat(self, now: float) -> None:
-        from marketplace.catalog.edrts_sender import status_sync_sweep
+        from marketplace.catalog.listing_status.edrts_sender import status_sync_sweep
         from marketplace.catalog.sweeps import feed_run_sweep
 
         soak = self.soak

@@ -46,9 +46,9 @@ def run(
     from django.conf import settings
     from django.db import transaction
 
-    from marketplace.catalog import edrts_sender
     from marketplace.catalog.api_access import sign_in
     from marketplace.catalog.feeds.mapping import mapping_default
+    from marketplace.catalog.listing_status import edrts_sender
     from marketplace.catalog.models import CatalogSource, Listing, StatusChange, StatusImport
 
     sandbox = env.sandbox

@@ -5,8 +5,9 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
-from marketplace.catalog import edrts_sender, sweeps
+from marketplace.catalog import sweeps
 from marketplace.catalog.feeds import ingest, retention
+from marketplace.catalog.listing_status import edrts_sender
 
 
 # The broker's visibility_timeout is above time_limit (settings/celery.py).

@@ -34,7 +34,7 @@ from django.db.models import (
 from django.db.models.expressions import Combinable
 from django.db.models.functions import Coalesce, Greatest
 
-from marketplace.catalog.edrts_sender import EDRTS_SEND
+from marketplace.catalog.listing_status.edrts_sender import EDRTS_SEND
 from marketplace.catalog.models import FeedRun, PlatformApiAccess, StatusChange
 from marketplace.orders.models import OrderSync
 from marketplace.outbox.metrics import dead_letters

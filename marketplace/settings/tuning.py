@@ -167,7 +167,7 @@ for _name in (
     if globals()[_name] < 1:
         raise ImproperlyConfigured(f"{_name} must be at least 1")
 
-# --- Listing status back to the seller: EDRTS (catalog/edrts_sender.py, issue 24) ----------
+# --- Listing status back to the seller: EDRTS (catalog/listing_status/edrts_sender.py) ---
 # Requests per second per API user to EDRTS, shared by every worker: the platform limits
 # the group per user (the sandbox's default is 300 a minute); a little below it.
 EDRTS_RATE_PER_SECOND = 4.8

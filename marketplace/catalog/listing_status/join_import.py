@@ -36,8 +36,8 @@ from marketplace.catalog.listing_status.status_file import (
     DEFAULT_TARGETS,
     status_password_hash,
 )
+from marketplace.catalog.listing_status.status_outbox import edrts_sends, status_import_ran
 from marketplace.catalog.models import CatalogSource, StatusImport
-from marketplace.catalog.status_outbox import edrts_sends, status_import_ran
 from marketplace.catalog.url_keys import url_key_new
 from marketplace.platform.errors import PlatformError
 from marketplace.platform.imports import (

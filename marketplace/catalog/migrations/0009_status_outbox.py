@@ -4,7 +4,7 @@ import django.db.models.deletion
 import django.utils.timezone
 from django.db import migrations, models
 
-from marketplace.catalog import status_outbox
+from marketplace.catalog.listing_status import status_outbox
 
 
 def triggers_install(apps, schema_editor):
@@ -139,6 +139,6 @@ class Migration(migrations.Migration):
             },
         ),
         # The outbox is written by triggers on the listing and rejected-SKU tables
-        # (marketplace/catalog/status_outbox.py), in the transaction of each change.
+        # (marketplace/catalog/listing_status/status_outbox.py), in the transaction of each change.
         migrations.RunPython(triggers_install, triggers_remove),
     ]

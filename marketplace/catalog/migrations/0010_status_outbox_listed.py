@@ -16,7 +16,7 @@ meanwhile (a rebuilt table's own triggers would be gone).
 import django.db.models.deletion
 from django.db import migrations, models
 
-from marketplace.catalog import status_outbox
+from marketplace.catalog.listing_status import status_outbox
 
 
 def triggers_install(apps, schema_editor):

@@ -11,7 +11,7 @@ EDRTS, the feed's spacing corrections, and the sender's wait for a sign-in.
 
 from django.db import migrations, models
 
-from marketplace.catalog import status_outbox
+from marketplace.catalog.listing_status import status_outbox
 
 
 def triggers_install(apps, schema_editor):

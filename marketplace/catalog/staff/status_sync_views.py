@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from marketplace.access import staff_required
-from marketplace.catalog import edrts_sender
+from marketplace.catalog.listing_status import edrts_sender
 from marketplace.catalog.staff.seller_actions import back, seller_or_404
 from marketplace.staff_confirm import Confirmation, Outcome, confirmed_action
 

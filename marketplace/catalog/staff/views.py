@@ -14,13 +14,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from marketplace.access import staff_required
-from marketplace.catalog import edrts_sender, selectors
+from marketplace.catalog import selectors
 from marketplace.catalog.api_access import api_user
 from marketplace.catalog.errors import CatalogError
 from marketplace.catalog.feeds import database_link, provision
 from marketplace.catalog.feeds.ingest import feed_run_confirm, feed_run_retry
 from marketplace.catalog.feeds.mapping import mapping_from_json
-from marketplace.catalog.listing_status import join_import
+from marketplace.catalog.listing_status import edrts_sender, join_import
 from marketplace.catalog.models import FeedRun, Listing, StatusImport
 from marketplace.catalog.staff.forms import (
     FeedForm,

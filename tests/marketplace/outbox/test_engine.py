@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from marketplace.catalog.edrts_sender import EDRTS_SEND
+from marketplace.catalog.listing_status.edrts_sender import EDRTS_SEND
 from marketplace.orders.models import OrderSync
 from marketplace.orders.services.push import ORDER_PUSH
 from marketplace.outbox.claim import claim

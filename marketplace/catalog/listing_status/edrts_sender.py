@@ -58,20 +58,20 @@ from marketplace.catalog.listing_status.status_file import (
     REJECTED,
     listing_url,
 )
-from marketplace.catalog.models import (
-    CatalogSource,
-    StatusChange,
-    StatusImport,
-    StatusSent,
-    StatusSync,
-)
-from marketplace.catalog.status_outbox import (
+from marketplace.catalog.listing_status.status_outbox import (
     PRODUCT_ID_FIELD,
     edrts_on,
     edrts_sends,
     product_id_field,
     status_changes_record_all,
     status_import_ran,
+)
+from marketplace.catalog.models import (
+    CatalogSource,
+    StatusChange,
+    StatusImport,
+    StatusSent,
+    StatusSync,
 )
 from marketplace.outbox.claim import claim, holding, release
 from marketplace.outbox.drain import cycle

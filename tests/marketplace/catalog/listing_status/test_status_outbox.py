@@ -10,8 +10,8 @@ import pytest
 from django.db import transaction
 
 from marketplace.catalog.feeds.ingest import feed_run_ingest
+from marketplace.catalog.listing_status.status_outbox import status_changes_record_all
 from marketplace.catalog.models import FeedRun, Listing, RejectedSku, StatusChange
-from marketplace.catalog.status_outbox import status_changes_record_all
 from sellers.models import Seller
 from tests.marketplace.catalog.feed_files import csv_bytes, product_row
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from marketplace.catalog import edrts_sender
 from marketplace.catalog.feeds.mapping import mapping_default
+from marketplace.catalog.listing_status import edrts_sender
 from marketplace.catalog.models import (
     CatalogSource,
     Listing,

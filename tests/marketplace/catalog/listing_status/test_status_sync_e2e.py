@@ -128,7 +128,7 @@ def test_statuses_reach_the_sellers_products_within_seconds_without_another_impo
 def test_turning_edrts_off_brings_the_hourly_import_back_and_on_the_daily_one(
     world: CatalogWorld, seller: Seller, staff_user: Any, eager_tasks: None, reading: str
 ) -> None:
-    from marketplace.catalog import edrts_sender
+    from marketplace.catalog.listing_status import edrts_sender
 
     api_sign_in(world, staff_user)
     source = database_link.seller_database_link(
