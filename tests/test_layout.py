@@ -35,6 +35,9 @@ APP_RANK = {
     "marketplace.intake": 4,
     # Seller scorecards: read orders, returns and the catalog's feed runs; the staff
     # sellers list and /metrics read its stored figures.
+    # Reconciliation with the platform: compares orders, returns, refunds and listing
+    # status, repairs through the outbox and the sync (forcing a pull), records findings.
+    "marketplace.reconcile": 3.7,
     "marketplace.performance": 3.5,
     # Each seller's pull schedule and state; calls the orders pull and the after-sale pull
     # (returns) explicitly. The connect flow (sellers) starts it by task name.

@@ -143,6 +143,7 @@ INSTALLED_APPS = [
     "marketplace.returns",
     "marketplace.performance",
     "marketplace.sync",
+    "marketplace.reconcile",
     "marketplace.dashboard",
     "marketplace.catalog",
     "marketplace.portal",
