@@ -33,6 +33,8 @@ class Measure:
     orders: str = ""
     # The sample the minimum applies to ("" = always judged).
     sample: str = ""
+    # What the denominator counts, for a measure with no numerator ("40 shipped").
+    counted: str = ""
 
     @property
     def text(self) -> str:
@@ -199,6 +201,7 @@ MEASURES: tuple[Measure, ...] = (
         "Ship the day the order arrives when you can: buyers see faster delivery.",
         denominator="shipped",
         sample="shipped",
+        counted="shipped",
     ),
     Measure(
         "ship_days_p90",
@@ -211,6 +214,7 @@ MEASURES: tuple[Measure, ...] = (
         "Look at your slowest orders (the late list): they are often one product or one warehouse.",
         denominator="shipped",
         sample="shipped",
+        counted="shipped",
     ),
     Measure(
         "listing_refusal",
@@ -237,6 +241,36 @@ MEASURES: tuple[Measure, ...] = (
         "wait, and since when the oldest).",
         "Answer each return request on your Returns page: authorize it, or say why not.",
         orders="returns_overdue",
+    ),
+    Measure(
+        "authorization_days_median",
+        "Return authorization wait, median",
+        "authorization_days_median",
+        "days",
+        "above",
+        "Calendar days from the buyer's return request to the day the marketplace first saw "
+        "it authorized (or refunded, for a return that needed no authorization), the median "
+        "over the returns requested in the window that you have authorized. Returns still "
+        "waiting are not in it (see returns waiting too long), nor returns refused.",
+        "Authorize return requests the day they arrive: the buyer waits for your answer "
+        "before sending the parcel back.",
+        denominator="returns_authorized",
+        sample="returns_authorized",
+        counted="authorized",
+    ),
+    Measure(
+        "authorization_days_p90",
+        "Return authorization wait, 90th percentile",
+        "authorization_days_p90",
+        "days",
+        "above",
+        "As the median, but the 90th percentile (interpolated): 9 returns in 10 were "
+        "authorized within this many days.",
+        "Check your Returns page every working day: the longest waits are usually requests "
+        "that arrived while nobody looked.",
+        denominator="returns_authorized",
+        sample="returns_authorized",
+        counted="authorized",
     ),
 )
 

@@ -61,6 +61,11 @@ class Scorecard(models.Model):
     returns_waiting = models.PositiveIntegerField(default=0)
     returns_overdue = models.PositiveIntegerField(default=0)
     oldest_waiting_request = models.DateField(null=True, blank=True)
+    # Returns requested in the window that the seller authorized (``Return.authorized_at``),
+    # and the days they waited for it: median and 90th percentile.
+    returns_authorized = models.PositiveIntegerField(default=0)
+    authorization_days_median = models.FloatField(null=True, blank=True)
+    authorization_days_p90 = models.FloatField(null=True, blank=True)
     # Catalog feed runs received in the window.
     feed_runs = models.PositiveIntegerField(default=0)
     listing_rows = models.PositiveIntegerField(default=0)

@@ -2,8 +2,8 @@
 
 Each family is an ``UPDATE scorecard ... FROM (aggregate)`` over the rows the run has
 just inserted for the day (``refresh.py``). The aggregates read only what falls in the
-longest window: orders by ``purchase_date`` (index ``order_placed_recent``), returns
-waiting by status (``return_status_respond``), feed runs by status and ``received_at``
+longest window: orders by ``purchase_date`` (index ``order_placed_recent``), returns by
+``request_date`` (``return_request_date``), feed runs by status and ``received_at``
 (``feedrun_status_idx``); an order's shipments, cancellations, problems, refunds and
 returns are reached through their ``order``/``line`` foreign-key indexes. So a run costs
 what the window holds, not what history holds.
@@ -195,34 +195,43 @@ def shipping_select(connection: BaseDatabaseWrapper, moment: Moment) -> tuple[st
             "GROUP BY f.seller_id, w.days"
         )
         return sql, [*facts_params, *window_params]
-    # SQLite has no percentile_cont: rank the shipped orders of each seller and window
-    # (NULLs sort first), then take percentile_cont's interpolation between the two
-    # ranks around (n - 1) * p.
+    # SQLite has no percentile_cont: rank the shipped orders of each seller and window.
     ranked = (
-        "SELECT f.*, w.days, "
-        "COUNT(f.ship_days) OVER part AS n, "
-        "ROW_NUMBER() OVER (PARTITION BY f.seller_id, w.days ORDER BY f.ship_days) - 1 "
-        "- (COUNT(*) OVER part - COUNT(f.ship_days) OVER part) AS rank0 "
+        f"SELECT f.*, w.days, {_sqlite_ranks('f.ship_days')} "
         f"FROM f JOIN {windows} w ON f.purchase_date >= w.since "
         "WINDOW part AS (PARTITION BY f.seller_id, w.days)"
     )
-
-    def percentile(p: float) -> str:
-        pos = f"((r.n - 1) * {p})"
-        low = f"CAST({pos} AS INTEGER)"
-        frac = f"({pos} - {low})"
-        return (
-            "CASE WHEN MAX(r.n) > 0 THEN SUM(CASE WHEN r.ship_days IS NULL THEN 0 "
-            f"WHEN r.rank0 = {low} THEN r.ship_days * (1 - {frac}) "
-            f"WHEN r.rank0 = {low} + 1 THEN r.ship_days * {frac} ELSE 0 END) END"
-        )
-
     sql = (
         f"WITH {ctes} SELECT r.seller_id, r.days, {counts.replace('f.', 'r.')}, "
-        f"{percentile(0.5)} AS ship_days_median, {percentile(0.9)} AS ship_days_p90 "
+        f"{_sqlite_percentile('r.ship_days', 0.5)} AS ship_days_median, "
+        f"{_sqlite_percentile('r.ship_days', 0.9)} AS ship_days_p90 "
         f"FROM ({ranked}) r GROUP BY r.seller_id, r.days"
     )
     return sql, [*facts_params, *window_params]
+
+
+def _sqlite_ranks(column: str) -> str:
+    """``n`` (the non-NULL values of ``column`` in the row's seller and window: the
+    ``WINDOW part`` of the query) and ``rank0`` (the row's 0-based rank among them; NULLs
+    sort first on SQLite, so they are counted out)."""
+    return (
+        f"COUNT({column}) OVER part AS n, "
+        f"ROW_NUMBER() OVER (part ORDER BY {column}) - 1 "
+        f"- (COUNT(*) OVER part - COUNT({column}) OVER part) AS rank0"
+    )
+
+
+def _sqlite_percentile(column: str, p: float) -> str:
+    """Postgres's ``percentile_cont(p)`` over ranked rows (``_sqlite_ranks``): the
+    interpolation between the two ranks around (n - 1) * p; NULL when n is 0."""
+    pos = f"((r.n - 1) * {p})"
+    low = f"CAST({pos} AS INTEGER)"
+    frac = f"({pos} - {low})"
+    return (
+        f"CASE WHEN MAX(r.n) > 0 THEN SUM(CASE WHEN {column} IS NULL THEN 0 "
+        f"WHEN r.rank0 = {low} THEN {column} * (1 - {frac}) "
+        f"WHEN r.rank0 = {low} + 1 THEN {column} * {frac} ELSE 0 END) END"
+    )
 
 
 def after_sale_select(connection: BaseDatabaseWrapper, moment: Moment) -> tuple[str, list[Any]]:
@@ -272,28 +281,59 @@ def after_sale_select(connection: BaseDatabaseWrapper, moment: Moment) -> tuple[
     return sql, params
 
 
-def returns_waiting_select(
-    connection: BaseDatabaseWrapper, moment: Moment
-) -> tuple[str, list[Any]]:
-    """Per seller and window: returns requested in it still awaiting authorization, those
-    overdue, and the oldest one's request day."""
+def returns_select(connection: BaseDatabaseWrapper, moment: Moment) -> tuple[str, list[Any]]:
+    """Per seller and window, of the returns requested in it: those still awaiting
+    authorization, those overdue and the oldest one's request day; and of those the seller
+    authorized (``authorized_at``), how many, and the median and 90th percentile of the
+    days they waited (request day to the UTC day a pull first saw them authorized)."""
     ops = connection.ops
+    d = Dialect(connection.vendor)
     windows, window_params = windows_sql(connection, moment, dates=True)
-    sql = (
-        "SELECT rt.seller_id, w.days, COUNT(*) AS returns_waiting, "
-        "SUM(CASE WHEN rt.request_date < %s THEN 1 ELSE 0 END) AS returns_overdue, "
-        "MIN(rt.request_date) AS oldest_waiting_request "
-        f"FROM {_t(Return)} rt JOIN {windows} w ON rt.request_date >= w.since "
-        "WHERE rt.status = %s AND rt.decision = '' AND rt.request_date >= %s "
-        "GROUP BY rt.seller_id, w.days"
+    facts = (
+        "SELECT rt.seller_id, rt.request_date, "
+        "CASE WHEN rt.status = %s AND rt.decision = '' THEN 1 ELSE 0 END AS waiting, "
+        "CASE WHEN rt.authorized_at IS NOT NULL THEN "
+        f"{d.days_between(d.day_of('rt.authorized_at'), 'rt.request_date')} END AS wait_days "
+        f"FROM {_t(Return)} rt WHERE rt.request_date >= %s"
     )
+
+    def counts(t: str) -> str:
+        return (
+            f"SUM({t}.waiting) AS returns_waiting, "
+            f"SUM(CASE WHEN {t}.waiting = 1 AND {t}.request_date < %s THEN 1 ELSE 0 END) "
+            "AS returns_overdue, "
+            f"MIN(CASE WHEN {t}.waiting = 1 THEN {t}.request_date END) "
+            "AS oldest_waiting_request, "
+            f"COUNT({t}.wait_days) AS returns_authorized"
+        )
+
+    joined = f"FROM rf JOIN {windows} w ON rf.request_date >= w.since"
+    if connection.vendor == "postgresql":
+        sql = (
+            f"SELECT rf.seller_id, w.days, {counts('rf')}, "
+            "percentile_cont(0.5) WITHIN GROUP (ORDER BY rf.wait_days) "
+            "AS authorization_days_median, "
+            "percentile_cont(0.9) WITHIN GROUP (ORDER BY rf.wait_days) "
+            f"AS authorization_days_p90 {joined} GROUP BY rf.seller_id, w.days"
+        )
+    else:
+        ranked = (
+            f"SELECT rf.*, w.days, {_sqlite_ranks('rf.wait_days')} {joined} "
+            "WINDOW part AS (PARTITION BY rf.seller_id, w.days)"
+        )
+        sql = (
+            f"SELECT r.seller_id, r.days, {counts('r')}, "
+            f"{_sqlite_percentile('r.wait_days', 0.5)} AS authorization_days_median, "
+            f"{_sqlite_percentile('r.wait_days', 0.9)} AS authorization_days_p90 "
+            f"FROM ({ranked}) r GROUP BY r.seller_id, r.days"
+        )
     params = [
-        ops.adapt_datefield_value(moment.overdue_before),
-        *window_params,
         ReturnStatus.AWAITING_AUTHORIZATION.value,
         ops.adapt_datefield_value(moment.since(max(WINDOWS)).date()),
+        ops.adapt_datefield_value(moment.overdue_before),
+        *window_params,
     ]
-    return sql, params
+    return f"WITH rf AS ({facts}) {sql}", params
 
 
 def listings_select(connection: BaseDatabaseWrapper, moment: Moment) -> tuple[str, list[Any]]:
@@ -360,9 +400,16 @@ FAMILIES: dict[str, tuple[Any, tuple[str, ...], dict[str, str]]] = {
             "return_amount_rate": _rate("a.return_amount", "a.order_amount"),
         },
     ),
-    "returns_waiting": (
-        returns_waiting_select,
-        ("returns_waiting", "returns_overdue", "oldest_waiting_request"),
+    "returns": (
+        returns_select,
+        (
+            "returns_waiting",
+            "returns_overdue",
+            "oldest_waiting_request",
+            "returns_authorized",
+            "authorization_days_median",
+            "authorization_days_p90",
+        ),
         {},
     ),
     "listings": (
@@ -400,9 +447,9 @@ def day_rows_insert(connection: BaseDatabaseWrapper, moment: Moment) -> tuple[st
         f"INSERT INTO {_t(Scorecard)} (seller_id, window_days, day, computed_at, orders, "
         "ship_due, shipped_late, shipped, tracking_invalid, seller_cancelled, order_amount, "
         "refunded_orders, refund_amount, refunds, refunds_paused, returned_orders, "
-        "return_amount, returns_waiting, returns_overdue, feed_runs, listing_rows, "
-        "listing_refused) "
-        f"SELECT s.id, w.days, %s, %s, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 "
+        "return_amount, returns_waiting, returns_overdue, returns_authorized, feed_runs, "
+        "listing_rows, listing_refused) "
+        f"SELECT s.id, w.days, %s, %s, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 "
         f"FROM {_t(Seller)} s CROSS JOIN ({windows}) w"
     )
     return sql, [ops.adapt_datefield_value(moment.day), ops.adapt_datetimefield_value(moment.now)]

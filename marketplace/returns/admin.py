@@ -72,7 +72,15 @@ class ReturnAdmin(admin.ModelAdmin[Return]):
     raw_id_fields = ["order", "seller"]
     search_fields = ["mp_return_number", "order__mp_order_number"]
     # The platform's state and our decision are facts, not settings.
-    readonly_fields = ["status", "rma", "decision", "decided_at", "errors", "pulled_at"]
+    readonly_fields = [
+        "status",
+        "rma",
+        "authorized_at",
+        "decision",
+        "decided_at",
+        "errors",
+        "pulled_at",
+    ]
     inlines = [ReturnLineInline]
 
     def has_add_permission(self, request: HttpRequest) -> bool:

@@ -114,6 +114,12 @@ class Return(Decided):
     notes = models.TextField(blank=True)
     platform_digest = models.CharField(max_length=64, blank=True, editable=False)
     pulled_at = models.DateTimeField(null=True, blank=True)
+    # When a pull first saw the return leave AWAITING_AUTHORIZATION for AUTHORIZED,
+    # REFUNDED or COMPLETED (``services/return_progress.py``); never moved afterwards. The
+    # platform publishes no time of authorization, so this is our first sight of it (a
+    # pull's delay later). None while waiting, for a return refused without authorization,
+    # and for returns authorized before the field existed (no history to rebuild it from).
+    authorized_at = models.DateTimeField(null=True, blank=True)
 
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -129,6 +135,9 @@ class Return(Decided):
             # The pull's "open returns of this seller" (and the staff list of waiting ones).
             models.Index(fields=["seller", "status"], name="return_seller_status"),
             models.Index(fields=["status", "respond_date"], name="return_status_respond"),
+            # The scorecards' returns of the window (performance/statements.py): requested
+            # in the last 90 days, whatever their state, without reading older history.
+            models.Index(fields=["request_date"], name="return_request_date"),
         ]
 
     def __str__(self) -> str:

@@ -55,6 +55,8 @@ def test_bench_smoke_runs_every_benchmark_and_writes_results(tmp_path: Path) -> 
     # P10: a row per seller and window, every seller's late shipment rate computed
     assert results["p10"]["rows_written"] == 3 * results["p10"]["sellers"]
     assert results["p10"]["sellers_with_late_rate"] == results["p10"]["sellers"]
+    # ... and the authorization wait of the returns it authorized (all on one seller here)
+    assert results["p10"]["sellers_with_authorization_wait"] >= 1
     assert {"requests_small", "requests_large", "time_ratio"} <= results["p7"].keys()
     assert results["p7"]["requests_small"] == results["p7"]["requests_large"]
     assert {"baseline_orders_per_s", "worker_orders_per_s", "ratio"} <= results["p1"].keys()

@@ -7,6 +7,11 @@ under the reference's reading the return simply stays awaiting authorization (li
 overdue after ``RETURN_AUTHORIZATION_DAYS``, ``selectors.py``); the sandbox's reading B
 sends ``REJECTED`` with the reason in ``notes``. Any other state is stored as it is, shown
 as it is, and never acted on: only ``REFUNDED`` leads to a decision.
+
+The first pull that sees the return ``AUTHORIZED``, ``REFUNDED`` or ``COMPLETED`` (a fully
+preauthorized return may be refunded straight from awaiting authorization) stamps
+``authorized_at``, once: the seller's authorization wait of the scorecards
+(``marketplace/performance``). A refused return never gets one.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.db.models import Case, F, Value, When
 from django.utils import timezone
 
 from marketplace.platform.order_source import OrderSourceClient
@@ -22,6 +28,10 @@ from marketplace.returns.services.decide import return_decide
 from marketplace.returns.services.refund_versions import canonical_digest
 
 STATUS_CHARS = 32
+# The states a return reaches only once the seller authorized it (or refunded it directly).
+AUTHORIZED_STATES = frozenset(
+    {ReturnStatus.AUTHORIZED, ReturnStatus.REFUNDED, ReturnStatus.COMPLETED}
+)
 
 
 def return_progress_store(
@@ -46,6 +56,19 @@ def return_progress_store(
     # when our "complete" was answered).
     if status and return_request.status != ReturnStatus.COMPLETED:
         values["status"] = status
+    if status in AUTHORIZED_STATES:
+        # Only on the move out of AWAITING_AUTHORIZATION, judged in the UPDATE on the
+        # stored row (not this possibly stale instance): listed again, the first sighting
+        # stays; a return already past it before authorized_at existed is not stamped
+        # with today (its wait is unknown, not "until this pull").
+        values["authorized_at"] = Case(
+            When(
+                status=ReturnStatus.AWAITING_AUTHORIZATION,
+                authorized_at__isnull=True,
+                then=Value(values["pulled_at"]),
+            ),
+            default=F("authorized_at"),
+        )
     Return.objects.filter(pk=return_request.pk).update(**values)
     if status != ReturnStatus.REFUNDED or return_request.decision:
         return True, False

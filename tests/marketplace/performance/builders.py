@@ -1,6 +1,7 @@
 """Known data for the scorecard tests: orders shipped on time and late, valid and invalid
 tracking, a seller cancellation, a refund the marketplace paused, a return waiting too
-long, feed runs; and the figures they must give per window (``EXPECTED``)."""
+long, returns authorized after known waits, feed runs; and the figures they must give per
+window (``EXPECTED``)."""
 
 from __future__ import annotations
 
@@ -125,7 +126,31 @@ def known_data() -> Sellers:
         requested_refund_tax=Decimal("4.00"),
     )
     # ... and outside every window: a late order that must not count.
-    order(alice, "A-7", placed=100, ship_by=99, shipped=90)
+    old = order(alice, "A-7", placed=100, ship_by=99, shipped=90)
+    # Alice's answered returns, placed in a window by their request day (not by their
+    # order's purchase: all are on A-7, outside every window, so the after-sale figures
+    # do not move). Waits in UTC calendar days, request day to the day first seen
+    # authorized: 1 and 3 days (7-day window), 10 (30), 5 (90), 1 outside every window.
+    for number, requested, authorized, status in (
+        ("R-2", 3, 2.0, "AUTHORIZED"),
+        ("R-3", 6, 2.54, "REFUNDED"),  # at 23:02 UTC: still the 17th, 3 days after the 14th
+        ("R-4", 20, 10.0, "COMPLETED"),
+        ("R-5", 60, 55.0, "COMPLETED"),
+        ("R-6", 100, 99.0, "COMPLETED"),  # requested before every window
+        ("R-7", 4, None, "REJECTED"),  # refused: never authorized, not waiting
+        ("R-8", 10, None, "COMPLETED"),  # authorized before authorized_at existed
+    ):
+        Return.objects.create(
+            order=old,
+            seller=alice,
+            mp_return_number=number,
+            reason="broken",
+            request_date=ago(requested).date(),
+            respond_date=ago(requested - 14).date(),
+            intake_fingerprint=number.ljust(64, "r"),
+            status=status,
+            authorized_at=ago(authorized) if authorized is not None else None,
+        )
     # Alice's feed runs: 5 of 100 rows refused 3 days ago, 45 of 100 50 days ago; a failed
     # run's rows were never judged.
     for received, rows, rejected, status in (
@@ -165,6 +190,11 @@ EXPECTED = {
         "returned_orders": 0,
         "returns_waiting": 0,
         "returns_overdue": 0,
+        "oldest_waiting_request": None,
+        # R-2 and R-3 waited 1 and 3 days.
+        "returns_authorized": 2,
+        "authorization_days_median": 2.0,
+        "authorization_days_p90": 2.8,
         "feed_runs": 1,
         "listing_rows": 100,
         "listing_refused": 5,
@@ -186,6 +216,11 @@ EXPECTED = {
         "refunded_orders": 0,
         "returns_waiting": 1,
         "returns_overdue": 1,
+        "oldest_waiting_request": ago(20).date(),
+        # and R-4, 10 days: 1, 3, 10.
+        "returns_authorized": 3,
+        "authorization_days_median": 3.0,
+        "authorization_days_p90": 8.6,
         "feed_runs": 1,
         "listing_refusal_rate": 0.05,
     },
@@ -215,6 +250,11 @@ EXPECTED = {
         "return_amount_rate": 24 / 350,
         "returns_waiting": 1,
         "returns_overdue": 1,
+        "oldest_waiting_request": ago(20).date(),
+        # and R-5, 5 days: 1, 3, 5, 10.
+        "returns_authorized": 4,
+        "authorization_days_median": 4.0,
+        "authorization_days_p90": 8.5,
         "feed_runs": 2,
         "listing_rows": 200,
         "listing_refused": 50,

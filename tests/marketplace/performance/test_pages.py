@@ -84,6 +84,31 @@ def test_a_seller_sees_their_own_figures_and_what_to_do(world: Sellers) -> None:
     assert "A-2" in late
 
 
+def test_both_pages_show_the_authorization_wait_next_to_the_returns_waiting(
+    world: Sellers,
+) -> None:
+    # Alice's 30-day window: 1 return waiting, 3 authorized after 1, 3 and 10 days.
+    staff = signed_in(StaffUserFactory())
+    pages = {
+        "staff": staff.get(f"/dashboard/performance/sellers/{world.alice.id}/?window=30"),
+        "seller": signed_in(world.alice.user).get("/sellers/performance/?window=30"),
+    }
+    for who, response in pages.items():
+        assert response.status_code == 200, who
+        page = response.content.decode()
+        waiting = page.index('id="measure-returns_overdue"')
+        median = page.index('id="measure-authorization_days_median" class="over"')
+        p90 = page.index('id="measure-authorization_days_p90" class="over"')
+        assert waiting < median < p90, who
+        row = page[median:p90]
+        assert "3.0\u00a0days" in row, who
+        assert "≤&nbsp;2.0\u00a0days" in row, who
+        assert "3 authorized" in row, who
+        assert "the day the marketplace first saw it authorized" in row, who
+        assert "8.6\u00a0days" in page[p90:], who
+    assert "Authorize return requests the day they arrive" in pages["seller"].content.decode()
+
+
 def test_a_seller_never_sees_another_sellers_figures_or_orders(world: Sellers) -> None:
     bob = signed_in(world.bob.user)
     page = bob.get("/sellers/performance/?window=30").content.decode()

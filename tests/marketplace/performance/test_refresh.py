@@ -58,6 +58,9 @@ def test_every_seller_gets_a_row_per_window_and_only_their_own_orders() -> None:
     _check(carol, {"orders": 0, "ship_due": 0, "shipped": 0})
     assert carol.late_rate is None
     assert carol.ship_days_median is None
+    # No return authorized: no wait, not a wait of 0 days.
+    assert (bob.returns_authorized, bob.authorization_days_median) == (0, None)
+    assert carol.authorization_days_p90 is None
 
 
 def test_a_second_run_the_same_day_replaces_the_days_rows() -> None:
@@ -113,6 +116,13 @@ def test_history_before_the_window_is_never_read() -> None:
     assert len(order_scans) == 2  # the shipping and the after-sale families
     for sql in order_scans:
         assert "o.purchase_date >=" in sql
+    # ... and the returns statement bounds request_date to it (R-6, requested 100 days
+    # ago and authorized, is not counted: EXPECTED[90] has 4 authorized)
+    returns_scan = [
+        q["sql"] for q in queries.captured_queries if "AS returns_authorized" in q["sql"]
+    ]
+    assert len(returns_scan) == 1
+    assert "FROM returns_return rt WHERE rt.request_date >=" in returns_scan[0]
     # And the figures are those without that history
     bob = Scorecard.objects.get(seller=sellers.bob, window_days=90)
     assert bob.orders == 1

@@ -191,6 +191,10 @@ def test_returns_and_seller_refunds_end_to_end(
 
     ret_a = Return.objects.get(mp_return_number="RET-A")
     assert ret_a.rma == "RMA-1"
+    # The seller's authorization was seen (the authorization wait); RET-B had none.
+    assert ret_a.authorized_at is not None
+    assert ret_a.authorized_at.date() >= ret_a.request_date
+    assert Return.objects.get(mp_return_number="RET-B").authorized_at is None
     ledger = {
         (e.return_request_id, e.refund_id): (e.amount, e.currency)
         for e in RefundLedgerEntry.objects.all()
