@@ -280,7 +280,12 @@ def _after_sale(order: Any) -> int:
         decided_at=timezone.now(),
     )
     RefundLedgerEntry.objects.create(
-        order=order, order_line=line, refund=accepted, currency="EUR", amount=Decimal("5.00")
+        order=order,
+        order_line=line,
+        refund=accepted,
+        currency="EUR",
+        amount=Decimal("5.00"),
+        payment_key=f"refund:{order.mp_order_number}:{accepted.refund_id}:{line.mp_line_number}",
     )
     step = PlatformStep.objects.create(
         kind="complete_refund",

@@ -53,6 +53,7 @@ from marketplace.returns.models import (
 )
 from marketplace.returns.money import ZERO, line_paid
 from marketplace.returns.money_lines import MoneyLine, RefundAmounts, return_refund_lines_read
+from marketplace.returns.payment_keys import refund_payment_key, return_payment_key
 from marketplace.returns.problems import Problem, platform_code, platform_message
 from marketplace.returns.problems import RefundProblemCode as ProblemCode
 from marketplace.returns.services.steps import step_add
@@ -236,6 +237,7 @@ def _decide(
     if verdict.accepted:
         subject.decision = Decision.ACCEPTED
         _ledger_write(
+            subject=subject,
             side=side,
             verdict=verdict,
             lines=lines,
@@ -307,6 +309,7 @@ def _tidy(amount: Decimal, currency: str) -> Decimal:
 
 def _ledger_write(
     *,
+    subject: SellerRefund | Return,
     side: _Side,
     verdict: Verdict,
     lines: Sequence[MoneyLine],
@@ -329,12 +332,27 @@ def _ledger_write(
             return_request_id=side.return_id,
             currency=currency,
             amount=amount,
+            payment_key=_payment_key(subject, number),
             detail={
                 name: str(in_unit(value, currency))
                 for name, value in details.get(number, {}).items()
             },
         )
         for number, amount in sorted(verdict.takes.items())
+    )
+
+
+def _payment_key(subject: SellerRefund | Return, mp_line_number: str) -> str:
+    if isinstance(subject, SellerRefund):
+        return refund_payment_key(
+            mp_order_number=subject.order.mp_order_number,
+            refund_id=subject.refund_id,
+            mp_line_number=mp_line_number,
+        )
+    return return_payment_key(
+        mp_order_number=subject.order.mp_order_number,
+        mp_return_number=subject.mp_return_number,
+        mp_line_number=mp_line_number,
     )
 
 
