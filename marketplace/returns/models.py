@@ -66,6 +66,10 @@ class Decided(models.Model):
     # What we reported when refused ([{code, message, problem}], a return's also naming
     # its ``mp_return_line_number``); a refund's are kept after a correction, for people.
     errors = models.JSONField(default=list, blank=True)
+    # Accepted from the platform's record after a database restore (the platform already
+    # showed it complete: ``reconcile/after_restore.py``), not by a pull's decision; no
+    # platform call was made for it.
+    recorded_after_restore = models.BooleanField(default=False)
 
     class Meta:
         abstract = True
