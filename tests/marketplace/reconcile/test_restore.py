@@ -28,14 +28,17 @@ from django.test import Client
 
 from bench.soak_compare import after_sale_compare, orders_compare
 from marketplace.orders.models import Order
-from marketplace.orders.services.push import orders_push_drain
 from marketplace.reconcile.after_restore import seller_reconcile_after_restore
 from marketplace.reconcile.models import Finding, FindingAction
 from marketplace.returns.models import RefundLedgerEntry
-from marketplace.returns.services.steps import return_steps_drain
-from marketplace.sync.pull import seller_pull
 from sellers.models import Seller
-from tests.marketplace.conftest import order_body
+from tests.marketplace.reconcile.driving import (
+    drive,
+    intake_order,
+    intake_return,
+    seller_refunds_line,
+    seller_refunds_return,
+)
 from tests.support.app_fixtures import PLATFORM_SELLER, Platform
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -46,78 +49,6 @@ def no_violations(platform: Platform) -> Iterator[None]:
     yield
     violations = platform.sandbox.violations()
     assert violations["total"] == 0, violations
-
-
-def _drive(seller: Seller, rounds: int = 3) -> None:
-    """What the workers would do: push, send the returns' steps, pull; a few times over
-    so that a pull's decisions are sent and the platform's answers read back."""
-    for _ in range(rounds):
-        orders_push_drain(seconds=10)
-        return_steps_drain()
-        seller_pull(seller_id=seller.pk)
-        orders_push_drain(seconds=10)
-        return_steps_drain()
-
-
-def _intake_order(api: Client, number: str, state: str = "AWAITING_SHIPMENT") -> None:
-    body = order_body(number, marketplace_state=state)
-    response = api.post(
-        "/api/intake/orders", data=json.dumps(body), content_type="application/json"
-    )
-    assert response.status_code == 201, response.content
-
-
-def _intake_return(api: Client, number: str, ret: str, line: str) -> None:
-    body = {
-        "mp_return_number": ret,
-        "reason": "arrived broken",
-        "carrier": "DHL",
-        "tracking_number": "1234567890",
-        "return_lines": [{"mp_line_number": line, "quantity": 1}],
-    }
-    response = api.post(
-        f"/api/intake/orders/{number}/returns",
-        data=json.dumps(body),
-        content_type="application/json",
-    )
-    assert response.status_code == 201, response.content
-
-
-def _seller_refunds_line(platform: Platform, number: str, line: str, amount: str) -> str:
-    answer = platform.sandbox.control(
-        "POST",
-        f"/orders/{number}/refunds",
-        {
-            "refund_lines": [
-                {
-                    "mp_line_number": line,
-                    "refund_reason": "PRICE_ERROR",
-                    "refund_quantity": 1,
-                    "currency": "EUR",
-                    "item_refund": amount,
-                    "refund_notes": "price error",
-                }
-            ]
-        },
-    )
-    return str(answer["feedamp_refund_id"])
-
-
-def _seller_refunds_return(platform: Platform, number: str, ret: str, amount: float) -> None:
-    platform.sandbox.control("POST", f"/orders/{number}/returns/{ret}/authorize", {"rma": "R"})
-    platform.sandbox.control(
-        "POST",
-        f"/orders/{number}/returns/{ret}/refund",
-        {
-            "lines": [
-                {
-                    "mp_return_line_number": "1",
-                    "principal_refund_amount": amount,
-                    "shipping_refund_amount": 0,
-                }
-            ]
-        },
-    )
 
 
 def _payments_side_pays(paid_keys: Path) -> int:
@@ -171,21 +102,21 @@ def test_a_restore_from_a_dump_loses_nothing_and_pays_nothing_twice(
     # Before the backup: orders placed and shipped, a held one, a seller's refund and a
     # return completed and paid out.
     for number in ("MP-A1", "MP-A2", "MP-A3"):
-        _intake_order(api, number)
-    _intake_order(api, "MP-HELD", state="PENDING")
-    _drive(seller, rounds=1)
+        intake_order(api, number)
+    intake_order(api, "MP-HELD", state="PENDING")
+    drive(seller, rounds=1)
     sandbox.ship("MP-A1")
     sandbox.ship("MP-A2")
-    _drive(seller)
+    drive(seller)
     assert set(Order.objects.filter(state="SHIPPED").values_list("mp_order_number", flat=True)) == {
         "MP-A1",
         "MP-A2",
     }
-    refund_before = _seller_refunds_line(platform, "MP-A1", "1", "5.00")
-    _intake_return(api, "MP-A2", "RET-1", "2")
-    _drive(seller, rounds=1)
-    _seller_refunds_return(platform, "MP-A2", "RET-1", 9.99)
-    _drive(seller)
+    refund_before = seller_refunds_line(platform, "MP-A1", "1", "5.00")
+    intake_return(api, "MP-A2", "RET-1", "2")
+    drive(seller, rounds=1)
+    seller_refunds_return(platform, "MP-A2", "RET-1", 9.99)
+    drive(seller)
     assert RefundLedgerEntry.objects.count() == 2
     assert _payments_side_pays(paid_keys) == 2
 
@@ -195,23 +126,23 @@ def test_a_restore_from_a_dump_loses_nothing_and_pays_nothing_twice(
     # After the backup: new orders (one shipped), the held order paid and shipped, an old
     # one shipped, a refund and a return of a new order completed, and paid out.
     for number in ("MP-B1", "MP-B2"):
-        _intake_order(api, number)
+        intake_order(api, number)
     state = api.post(
         "/api/intake/orders/MP-HELD/state",
         data=json.dumps({"state": "AWAITING_SHIPMENT"}),
         content_type="application/json",
     )
     assert state.status_code == 200, state.content
-    _drive(seller, rounds=1)
+    drive(seller, rounds=1)
     for number in ("MP-B1", "MP-HELD", "MP-A3"):
         sandbox.ship(number)
-    _drive(seller)
-    refund_after = _seller_refunds_line(platform, "MP-B1", "1", "3.00")
-    second_refund_of_a2 = _seller_refunds_line(platform, "MP-A2", "1", "2.50")
-    _intake_return(api, "MP-B1", "RET-2", "2")
-    _drive(seller, rounds=1)
-    _seller_refunds_return(platform, "MP-B1", "RET-2", 8.00)
-    _drive(seller)
+    drive(seller)
+    refund_after = seller_refunds_line(platform, "MP-B1", "1", "3.00")
+    second_refund_of_a2 = seller_refunds_line(platform, "MP-A2", "1", "2.50")
+    intake_return(api, "MP-B1", "RET-2", "2")
+    drive(seller, rounds=1)
+    seller_refunds_return(platform, "MP-B1", "RET-2", 8.00)
+    drive(seller)
     assert RefundLedgerEntry.objects.count() == 5
     assert _payments_side_pays(paid_keys) == 3
     keys_before_restore = set(RefundLedgerEntry.objects.values_list("payment_key", flat=True))
@@ -227,7 +158,7 @@ def test_a_restore_from_a_dump_loses_nothing_and_pays_nothing_twice(
     # The payments side re-applies its marks by key: every key it paid is there again.
     call_command("mark_refunds_paid_out", "--keys-file", str(paid_keys), stdout=io.StringIO())
     # What the workers do once started again (nothing must be pushed or paid twice).
-    _drive(seller)
+    drive(seller)
 
     # Every order equals the platform's.
     for order in Order.objects.all():
