@@ -109,6 +109,12 @@ SPEC_29_POINTS = (
     "edrts_job_path",
 )
 READING_POINTS += SPEC_29_POINTS
+# The listings by ``mp_order_numbers`` (issue 34's reconciliation; ``order_numbers``):
+# * order_numbers_cap: one call carries at most 100 numbers (A) or 50, a page (B).
+# * unknown_order_numbers: on ``GET /orders`` a number the account lacks is absent from
+#   the answer (A) or refuses the call with 400 naming it (B).
+ORDER_NUMBERS_POINTS = ("order_numbers_cap", "unknown_order_numbers")
+READING_POINTS += ORDER_NUMBERS_POINTS
 READINGS = ("A", "B")
 # The token call's body (contract: the references disagree): both accepted (A), JSON only
 # (B), form only (C). Its own switch, not a point of "all": the app sends one body, set by

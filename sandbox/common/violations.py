@@ -27,6 +27,9 @@ Kinds:
 * ``date_format``: a date-time sent to the order interface (an order's dates, a listing's
   ``*_after`` filter) in another form than ``YYYY-MM-DDTHH:MM:SSZ`` (``wire_dates``; refused
   under the date_format point's reading A, taken under B).
+* ``order_numbers_over_page``: ``GET /orders``, ``/refunds`` or ``/returns`` with more than
+  50 ``mp_order_numbers`` (more than one page holds; refused 400 over the cap of the
+  ``order_numbers_cap`` reading: 100 under A, 50 under B).
 
 After-sale (returns and refunds; each request is also refused 400):
 * ``after_sale_query``: ``GET /refunds`` or ``GET /returns`` with a query parameter the
@@ -64,6 +67,7 @@ AFTER_SALE_QUERY = "after_sale_query"
 RETURN_WITHOUT_ORDER_NUMBER = "return_without_order_number"
 DATE_FORMAT = "date_format"
 REFUND_ERRORS_AFTER_CORRECTION = "refund_errors_after_correction"
+ORDER_NUMBERS_OVER_PAGE = "order_numbers_over_page"
 KINDS = (
     EARLY_RETRY,
     SHIPPED_WHILE_UNFULFILLED,
@@ -80,6 +84,7 @@ KINDS = (
     RETURN_WITHOUT_ORDER_NUMBER,
     DATE_FORMAT,
     REFUND_ERRORS_AFTER_CORRECTION,
+    ORDER_NUMBERS_OVER_PAGE,
 )
 RECENT_SIZE = 500
 

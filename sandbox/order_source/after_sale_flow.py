@@ -30,6 +30,7 @@ from sandbox.order_source.after_sale_query import (
     refused_query,
     strict_params,
 )
+from sandbox.order_source.order_numbers import over_page_count
 from sandbox.order_source.order_views import _not_found, _own_order
 from sandbox.order_source.returns_validation import error_array_problems, error_items
 from sandbox.records.orders.after_sale import changed, mark_read
@@ -79,6 +80,7 @@ def listing_answer(
     params, fields = strict_params(request, allowed)
     if fields:
         return refused_query(request, grant, fields)
+    over_page_count(request, grant, params)
     query, page_size = filters(params, fields)
     if fields:
         return refused_query(request, grant, fields)

@@ -13,7 +13,14 @@ from sandbox.common.json_bodies import error_response
 from sandbox.order_source import grants
 from sandbox.records.orders.after_sale import inspected_refund_json, inspected_return_json
 from sandbox.records.orders.fulfillment import fulfillments_json
-from sandbox.records.orders.models import ErrorReport, Grant, Order, Refund, Return
+from sandbox.records.orders.models import (
+    DriftEvent,
+    ErrorReport,
+    Grant,
+    Order,
+    Refund,
+    Return,
+)
 from sandbox.records.orders.order_lookup import OrderLookupError, order_find
 
 DEFAULT_LIMIT = 100
@@ -88,6 +95,8 @@ def state_json(*, grants_limit: int = 50) -> dict:
         # Returns and seller refunds by status (a soak compares COMPLETED with its ledger).
         "returns": dict(Return.objects.values_list("status").annotate(n=Count("id")).order_by()),
         "refunds": dict(Refund.objects.values_list("status").annotate(n=Count("id")).order_by()),
+        # Changes made at the platform elsewhere (``POST /sandbox/api/orders/{n}/drift``).
+        "drift": dict(DriftEvent.objects.values_list("kind").annotate(n=Count("id")).order_by()),
         "grants_total": grant_totals["total"],
         "refresh_reuse_by_grants": grant_totals["reuse"] or 0,
         "grants": _grants(grants_limit),

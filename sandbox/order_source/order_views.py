@@ -20,6 +20,7 @@ from sandbox.common.query_params import problems_message
 from sandbox.common.wire_dates import NEW_YORK, sent_datetime
 from sandbox.order_source.bearer import bearer_grant
 from sandbox.order_source.listing_cursor import cursor_decode, cursor_encode
+from sandbox.order_source.order_numbers import order_numbers_cap, over_page_count, unknown_refusal
 from sandbox.order_source.validation import (
     changed_paths,
     dates_off_wire,
@@ -39,7 +40,6 @@ from sandbox.records.orders.state_changes import marketplace_state_changed
 PAGE_SIZE_DEFAULT = 20
 PAGE_SIZE_MIN = 10
 PAGE_SIZE_MAX = 50
-MAX_ORDER_NUMBERS = 100
 LIST_PARAMETERS = frozenset(
     {
         "mp_order_numbers",
@@ -197,9 +197,10 @@ def _list_filters(
             fields["page_size"] = f"must be an integer from {PAGE_SIZE_MIN} to {PAGE_SIZE_MAX}"
     if "mp_order_numbers" in params:
         numbers = params["mp_order_numbers"].split(",")
-        if any(not n or len(n) > 128 for n in numbers) or len(numbers) > MAX_ORDER_NUMBERS:
+        cap = order_numbers_cap()
+        if any(not n or len(n) > 128 for n in numbers) or len(numbers) > cap:
             fields["mp_order_numbers"] = (
-                f"comma-separated order numbers (1-128 characters, at most {MAX_ORDER_NUMBERS})"
+                f"comma-separated order numbers (1-128 characters, at most {cap})"
             )
         query &= Q(mp_order_number__in=numbers)
     if "fulfillment_status" in params:
@@ -250,8 +251,12 @@ def orders_list(request: HttpRequest, grant: Grant, params: dict[str, str]) -> J
     off_wire: list[str] = []
     query, page_size = _list_filters(params, fields, off_wire)
     _count_off_wire(request, grant, off_wire, params)
+    over_page_count(request, grant, params)
     if fields:
         return validation_error(f"invalid query: {problems_message(fields)}", fields)
+    refused = unknown_refusal(grant, params)
+    if refused is not None:
+        return refused
     rows = list(
         Order.objects.filter(query, client_id=grant.client_id, seller_id=grant.seller_id).order_by(
             "sort_at", "id"

@@ -1,6 +1,13 @@
 from django.urls import path
 
-from sandbox.orders_v2 import after_sale_views, control_views, page_views, refund_pages, views
+from sandbox.orders_v2 import (
+    after_sale_views,
+    control_views,
+    drift_views,
+    page_views,
+    refund_pages,
+    views,
+)
 
 api_urlpatterns = [
     # The seller-side order host's token call sits on its version-1 path (the contract).
@@ -93,6 +100,13 @@ control_urlpatterns = [
         control_views.order_refund,
         name="sandbox_order_refund",
     ),
+    # Drift: changes made at the platform elsewhere, unseen by seller_updated_after.
+    path(
+        "sandbox/api/orders/<str:mp_order_number>/drift",
+        drift_views.order_drift,
+        name="sandbox_order_drift",
+    ),
+    path("sandbox/api/drift", drift_views.drift_events, name="sandbox_drift"),
     path("sandbox/api/returns", control_views.returns_view, name="sandbox_returns"),
     path("sandbox/api/refunds", control_views.refunds_view, name="sandbox_refunds"),
     path(

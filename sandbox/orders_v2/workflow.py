@@ -74,28 +74,31 @@ def _release_due(order: V2Order) -> None:
 def publish(order: V2Order) -> bool:
     """Release what the workflow allows and rebuild the marketplace's view; True if it changed."""
     _release_due(order)
+    return view_rebuild(order, by_seller=True)
+
+
+def view_rebuild(order: V2Order, *, by_seller: bool) -> bool:
+    """Rebuild the marketplace's view from the released records; True if it changed.
+
+    ``by_seller=False`` is a change made at the platform, not by the seller (the control
+    API's drift): the view and its status change, but not ``seller_updated_at`` nor the
+    listing's sort key, so ``seller_updated_after`` (and a cursor) never see it."""
     lines = _released_view(order)
     placed = Order.objects.select_for_update().get(id=order.order_id)
     if placed.fulfillment.get("lines", {}) == lines:
         return False
     placed.fulfillment = {"lines": lines}
-    now = clock.now()
     placed.fulfillment_status = STORED_NAMES[
         overall_status(line_summaries(placed), ordered_quantities(placed))
     ]
-    placed.seller_updated_at = now
-    placed.sort_at = now
-    placed.acknowledged = True
-    # Our choice: a seller's change answers the errors reported so far.
-    placed.has_errors = False
-    placed.save(
-        update_fields=[
-            "fulfillment",
-            "fulfillment_status",
-            "seller_updated_at",
-            "sort_at",
-            "acknowledged",
-            "has_errors",
-        ]
-    )
+    fields = ["fulfillment", "fulfillment_status"]
+    if by_seller:
+        now = clock.now()
+        placed.seller_updated_at = now
+        placed.sort_at = now
+        placed.acknowledged = True
+        # Our choice: a seller's change answers the errors reported so far.
+        placed.has_errors = False
+        fields += ["seller_updated_at", "sort_at", "acknowledged", "has_errors"]
+    placed.save(update_fields=fields)
     return True

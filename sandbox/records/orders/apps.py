@@ -14,6 +14,7 @@ class OrdersRecordsConfig(AppConfig):
         from sandbox.records.orders.models import (
             AuthorizationCode,
             Client,
+            DriftEvent,
             ErrorReport,
             Grant,
             Order,
@@ -27,6 +28,7 @@ class OrdersRecordsConfig(AppConfig):
         resets.register(
             "records.orders",
             data_models=[
+                DriftEvent,
                 Refund,
                 Return,
                 ErrorReport,

@@ -245,3 +245,28 @@ class Refund(models.Model):
 
     def __str__(self) -> str:
         return f"refund {self.id} of {self.order_id}"
+
+
+class DriftEvent(models.Model):
+    """A change made at the platform "elsewhere" (a support action, a fix on its side)
+    through the control API's drift call: what changed, before and after. Such a change
+    never moves the order's ``seller_updated_at``, so a cursor on it cannot see it."""
+
+    order = models.ForeignKey(Order, on_delete=models.SET_NULL, null=True, related_name="drift")
+    # Kept as text too: ``forget_order`` deletes the order the event is about.
+    seller = models.CharField(max_length=150)
+    client_id = models.CharField(max_length=200)
+    mp_order_number = models.CharField(max_length=128)
+    kind = models.CharField(max_length=40)
+    # What inside the order: "order", "line 1 shipment 0", "refund 7", "return R-1".
+    target = models.CharField(max_length=200)
+    before = models.JSONField(null=True)
+    after = models.JSONField(null=True)
+    at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["kind", "id"], name="sandbox_drift_kind")]
+
+    def __str__(self) -> str:
+        return f"drift {self.kind} on {self.mp_order_number}"

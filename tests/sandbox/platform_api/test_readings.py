@@ -52,6 +52,8 @@ POINTS |= {
     "unset_schedule_cron",
     "edrts_job_path",
 }
+# The listings by mp_order_numbers (issue 34).
+POINTS |= {"order_numbers_cap", "unknown_order_numbers"}
 DECODED_MAPS = {
     "SKU": "id",
     "Prix €": "mp_price",
