@@ -28,8 +28,7 @@ from django.test import Client
 
 from bench.soak_compare import after_sale_compare, orders_compare
 from marketplace.orders.models import Order
-from marketplace.reconcile.after_restore import seller_reconcile_after_restore
-from marketplace.reconcile.models import Finding, FindingAction
+from marketplace.reconcile.models import Finding, FindingAction, ReconcileRun
 from marketplace.returns.models import RefundLedgerEntry
 from sellers.models import Seller
 from tests.marketplace.reconcile.driving import (
@@ -153,8 +152,13 @@ def test_a_restore_from_a_dump_loses_nothing_and_pays_nothing_twice(
     assert RefundLedgerEntry.objects.count() == 2
 
     # manage.py reconcile --all --after-restore (workers and beat stopped)
-    run = seller_reconcile_after_restore(seller_id=seller.pk, trigger="command")
-    assert run.error == ""
+    out = io.StringIO()
+    call_command("reconcile", "--all", "--after-restore", stdout=out)
+    assert "1 seller(s) reconciled, 0 with an error" in out.getvalue(), out.getvalue()
+    run = ReconcileRun.objects.get(seller=seller, after_restore=True)
+    # The pass after it finds nothing left to repair.
+    following = ReconcileRun.objects.get(seller=seller, after_restore=False)
+    assert list(following.findings.values_list("kind", "object_key")) == []
     # The payments side re-applies its marks by key: every key it paid is there again.
     call_command("mark_refunds_paid_out", "--keys-file", str(paid_keys), stdout=io.StringIO())
     # What the workers do once started again (nothing must be pushed or paid twice).
@@ -212,6 +216,9 @@ def test_a_restore_from_a_dump_loses_nothing_and_pays_nothing_twice(
     assert money["returns_unfinished"] == 0, money
 
     # A second pass finds the app level with the platform: nothing recorded again.
-    again = seller_reconcile_after_restore(seller_id=seller.pk, trigger="command")
-    assert list(Finding.objects.filter(run=again).values_list("kind", "object_key")) == []
+    call_command("reconcile", "--all", "--after-restore", stdout=io.StringIO())
+    assert (
+        list(Finding.objects.exclude(run__in=[run, following]).values_list("kind", "object_key"))
+        == []
+    )
     assert RefundLedgerEntry.objects.count() == 5
