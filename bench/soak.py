@@ -46,6 +46,11 @@ for one line), ``ledger_mismatch`` (the ledger against the sandbox's record: wha
 completed is in the ledger for exactly its amounts, nothing else is) and
 ``returns_unfinished``; the last three are goals (0).
 
+Last, on the frozen sides, a reconciliation pass for every seller (issue 34,
+``marketplace/reconcile``; what beat runs daily): ``reconcile_findings`` (by kind, with
+examples) and ``reconcile_errors`` are goals (0): after a clean run the pass finds nothing.
+The comparisons live in ``bench/soak_compare.py`` (the restore test uses them too).
+
 Exits 1 if a goal is missed. ``--smoke``: 200 orders, 75 s, 2 catalog sellers of 40
 products, no worker kill, no broker restart (the CI run shares the machine's Redis with
 the test suite; see docs/benchmarks.md).
@@ -453,6 +458,42 @@ class Soak:
         """The ledger against the sandbox's record of what was accepted."""
         return after_sale_compare(self.sandbox, self.names)
 
+    def reconcile_all(self) -> dict[str, Any]:
+        """A reconciliation pass for every seller (``manage.py reconcile`` does the same):
+        what it compared, the platform calls it made, and every finding, by kind."""
+        from marketplace.reconcile.models import Finding, ReconcileRun, RunTrigger
+        from marketplace.reconcile.seller_pass import seller_reconcile
+
+        runs: list[ReconcileRun] = []
+        errors: list[str] = []
+        for seller in self.sellers:
+            try:
+                runs.append(
+                    seller_reconcile(seller_id=seller.pk, trigger=RunTrigger.COMMAND, actor="soak")
+                )
+            except Exception as exc:
+                errors.append(f"seller {seller.pk}: {type(exc).__name__}: {exc}")
+        errors += [f"seller {run.seller_id}: {run.error}" for run in runs if run.error]
+        findings = Finding.objects.filter(run__in=runs)
+        by_kind: dict[str, int] = {}
+        for kind in findings.values_list("kind", flat=True):
+            by_kind[kind] = by_kind.get(kind, 0) + 1
+        compared: dict[str, int] = {}
+        for run in runs:
+            for what, count in (run.compared or {}).items():
+                compared[what] = compared.get(what, 0) + int(count)
+        return {
+            "reconcile_findings": findings.count(),
+            "reconcile_findings_by_kind": by_kind,
+            "reconcile_findings_examples": [
+                f"{f.kind} {f.object_type} {f.object_key}: {f.note}" for f in findings[:10]
+            ],
+            "reconcile_compared": compared,
+            "reconcile_platform_calls": sum(run.platform_calls for run in runs),
+            "reconcile_errors": len(errors),
+            "reconcile_errors_examples": errors[:5],
+        }
+
     def compare(self) -> dict[str, Any]:
         return {
             **orders_compare(self.sandbox, self.names, self.invalid),
@@ -548,6 +589,9 @@ class Soak:
         if self.catalog.sellers:
             result.update(self.catalog.compare())
         result.update(self.compare_after_sale())
+        # Last: the reconciliation pass every seller would get from beat, on the frozen
+        # sides; after a clean run it finds nothing (issue 34).
+        result.update(self.reconcile_all())
         result["faults_fired"] = sum(fired.values())
         result["faults_by_rule"] = fired
         result["goals"] = {
@@ -563,6 +607,8 @@ class Soak:
             "refused_without_code == 0": result["refused_without_code"] == 0,
             "ledger_over_line_paid == 0": result["ledger_over_line_paid"] == 0,
             "refused_within_cost == 0": result["refused_within_cost"] == 0,
+            "reconcile_findings == 0": result["reconcile_findings"] == 0,
+            "reconcile_errors == 0": result["reconcile_errors"] == 0,
         }
         if self.catalog.sellers:
             result["goals"]["catalog_status_mismatch == 0"] = result["catalog_status_mismatch"] == 0
