@@ -240,34 +240,29 @@ class MoneyStep(RestorePass):
             with transaction.atomic():
                 record()
         except RestoreDisagrees as exc:
+            action = FindingAction.STAFF
             note = (
                 f"the platform shows it complete, our checks refuse it: {exc}"
                 if exc.problems
                 else f"we hold it decided ({decided or 'refused'}) while the platform shows "
                 "it complete"
             )
-            self.found(
-                kinds.RESTORE_REFUND_UNRECORDED
-                if object_type == "refund"
-                else kinds.RESTORE_RETURN_UNRECORDED,
-                object_type,
-                key,
-                ours={"decision": decided},
-                theirs=_json_safe(theirs),
-                action=FindingAction.STAFF,
-                note=note,
-            )
-            return
-        self.found(
+        else:
+            action = FindingAction.RECORDED
+            note = "recorded in the ledger once, from the platform's record; nothing paid"
+        kind = (
             kinds.RESTORE_REFUND_UNRECORDED
             if object_type == "refund"
-            else kinds.RESTORE_RETURN_UNRECORDED,
+            else kinds.RESTORE_RETURN_UNRECORDED
+        )
+        self.found(
+            kind,
             object_type,
             key,
             ours={"decision": decided},
             theirs=_json_safe(theirs),
-            action=FindingAction.RECORDED,
-            note="recorded in the ledger once, from the platform's record; nothing paid",
+            action=action,
+            note=note,
         )
 
 

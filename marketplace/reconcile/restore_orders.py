@@ -60,25 +60,20 @@ class OrdersStep(RestorePass):
             try:
                 order_adopt(seller_id=self.seller_id, record=record)
             except (RecordUnreadable, ValueError) as exc:
-                self.found(
-                    kinds.RESTORE_ORDER_LOST,
-                    "order",
-                    number,
-                    ours={},
-                    theirs=theirs,
-                    action=FindingAction.STAFF,
-                    note=f"cannot rebuild it from the platform's record: {exc}",
-                )
-                return
-            self.result.orders_rebuilt += 1
+                action = FindingAction.STAFF
+                note = f"cannot rebuild it from the platform's record: {exc}"
+            else:
+                self.result.orders_rebuilt += 1
+                action = FindingAction.RECORDED
+                note = "rebuilt from the platform's record; not pushed again"
             self.found(
                 kinds.RESTORE_ORDER_LOST,
                 "order",
                 number,
                 ours={},
                 theirs=theirs,
-                action=FindingAction.RECORDED,
-                note="rebuilt from the platform's record; not pushed again",
+                action=action,
+                note=note,
             )
             return
         state = str(record.get("marketplace_state") or "")

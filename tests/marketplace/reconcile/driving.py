@@ -86,3 +86,11 @@ def seller_refunds_return(platform: Platform, number: str, ret: str, amount: flo
             ]
         },
     )
+
+
+def placed_and_shipped(api: Client, seller: Seller, platform: Platform, number: str) -> None:
+    """An order placed through intake, pushed, shipped by the seller and pulled back."""
+    intake_order(api, number)
+    drive(seller, rounds=1)
+    platform.sandbox.ship(number)
+    drive(seller)

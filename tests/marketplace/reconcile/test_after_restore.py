@@ -20,8 +20,8 @@ from marketplace.returns.models import Decision, RefundLedgerEntry, Return, Sell
 from sellers.models import Seller
 from tests.marketplace.reconcile.driving import (
     drive,
-    intake_order,
     intake_return,
+    placed_and_shipped,
     seller_refunds_line,
 )
 from tests.support.app_fixtures import Platform
@@ -53,10 +53,7 @@ def _calls(platform: Platform, method: str, fragment: str) -> int:
 def test_a_lost_order_is_rebuilt_with_its_shipments_and_not_pushed_again(
     platform: Platform, connected_seller: Seller, api: Client
 ) -> None:
-    intake_order(api, "MP-L1")
-    drive(connected_seller, rounds=1)
-    platform.sandbox.ship("MP-L1")
-    drive(connected_seller)
+    placed_and_shipped(api, connected_seller, platform, "MP-L1")
     puts = _calls(platform, "PUT", "/orders/MP-L1")
     assert puts == 2  # placed, then SHIPPED
     # The restore lost the order (it never paid anything back, so it can go).
@@ -83,10 +80,7 @@ def test_a_lost_order_is_rebuilt_with_its_shipments_and_not_pushed_again(
 def test_a_refund_completed_there_is_recorded_once_from_its_record_without_a_call(
     platform: Platform, connected_seller: Seller, api: Client
 ) -> None:
-    intake_order(api, "MP-R1")
-    drive(connected_seller, rounds=1)
-    platform.sandbox.ship("MP-R1")
-    drive(connected_seller)
+    placed_and_shipped(api, connected_seller, platform, "MP-R1")
     # Posted and completed at the platform while our database (restored) never saw it.
     refund_id = seller_refunds_line(platform, "MP-R1", "1", "4.00")
     platform.sandbox.control(
@@ -115,10 +109,7 @@ def test_a_refund_completed_there_is_recorded_once_from_its_record_without_a_cal
 def test_a_return_completed_there_is_recorded_once(
     platform: Platform, connected_seller: Seller, api: Client
 ) -> None:
-    intake_order(api, "MP-T1")
-    drive(connected_seller, rounds=1)
-    platform.sandbox.ship("MP-T1")
-    drive(connected_seller)
+    placed_and_shipped(api, connected_seller, platform, "MP-T1")
     intake_return(api, "MP-T1", "RET-T", "2")
     drive(connected_seller, rounds=1)
     platform.sandbox.control(
@@ -151,10 +142,7 @@ def test_a_return_completed_there_is_recorded_once(
 def test_amounts_that_disagree_and_refunds_our_checks_refuse_are_left_to_staff(
     platform: Platform, connected_seller: Seller, api: Client
 ) -> None:
-    intake_order(api, "MP-S1")
-    drive(connected_seller, rounds=1)
-    platform.sandbox.ship("MP-S1")
-    drive(connected_seller)
+    placed_and_shipped(api, connected_seller, platform, "MP-S1")
     paid = seller_refunds_line(platform, "MP-S1", "1", "5.00")
     too_much = seller_refunds_line(platform, "MP-S1", "2", "99.00")
     drive(connected_seller)
