@@ -14,6 +14,7 @@ from typing import Any
 
 from django.conf import settings
 
+from marketplace.platform.errors import PlatformRejected
 from marketplace.platform.order_source import OrderSourceClient
 
 # The most order numbers one listing request names (the contract's page size).
@@ -52,6 +53,19 @@ def _listed(
                 break
 
 
+def _orders_one_by_one(client: OrderSourceClient, side: PlatformSide, numbers: list[str]) -> None:
+    """The reference names no error for a number the account lacks; a strict platform
+    refuses the whole listing (400). Then each order of that page is read on its own: a
+    404 is an order the platform does not hold (found missing), anything else raises."""
+    for number in numbers:
+        side.calls += 1
+        try:
+            side.orders[number] = client.get_order(number)
+        except PlatformRejected as exc:
+            if exc.status != 404:
+                raise
+
+
 def platform_side_read(
     client: OrderSourceClient,
     side: PlatformSide,
@@ -63,8 +77,14 @@ def platform_side_read(
     """Fill ``side`` with the platform's orders, returns and refunds of these numbers. A
     refused or failed request raises (the pass ends with the error recorded; ``side.calls``
     counts what was asked until then)."""
-    for entry in _listed(side, client.list_orders, "orders", orders):
-        side.orders[str(entry.get("mp_order_number") or "")] = entry
+    for chunk in _chunks(orders):
+        try:
+            for entry in _listed(side, client.list_orders, "orders", chunk):
+                side.orders[str(entry.get("mp_order_number") or "")] = entry
+        except PlatformRejected as exc:
+            if exc.status != 400:
+                raise
+            _orders_one_by_one(client, side, chunk)
     for entry in _listed(side, client.list_returns, "returns", return_orders):
         key = (str(entry.get("mp_order_number") or ""), str(entry.get("mp_return_number") or ""))
         side.returns[key] = entry

@@ -4,9 +4,11 @@ again, the next pull reads), what touches money is left to staff and nothing is 
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
 from marketplace.orders.models import Order
 from marketplace.orders.services.push import order_push
@@ -24,8 +26,8 @@ from marketplace.returns.models import (
 )
 from marketplace.returns.services.intake import return_create
 from marketplace.returns.services.steps import return_steps_drain
+from marketplace.sync.models import SellerSync
 from marketplace.sync.pull import seller_pull
-from sellers.token_source import order_client_for_seller
 from tests.marketplace.conftest import make_order
 from tests.support.app_fixtures import Platform
 
@@ -51,6 +53,11 @@ def shipped(platform: Platform, seller: Any, number: str) -> Order:
     order.refresh_from_db()
     assert order.state == "SHIPPED"
     return order
+
+
+def drift(platform: Platform, number: str, kind: str, **body: Any) -> dict[str, Any]:
+    """A change made at the platform elsewhere: no update time moves (the pull misses it)."""
+    return platform.sandbox.control("POST", f"/orders/{number}/drift", {"kind": kind, **body})
 
 
 def open_order(number: str = "MP-STILL-OPEN") -> None:
@@ -91,7 +98,7 @@ def test_a_refund_complete_at_the_platform_but_not_in_our_ledger_goes_to_staff(
     shipped(platform, connected_seller, "MP-R1")
     open_order()
     refund_id = seller_refund(platform, "MP-R1")
-    order_client_for_seller(connected_seller).complete_refund("MP-R1", refund_id)
+    drift(platform, "MP-R1", "refund_status", refund_id=refund_id, status="COMPLETE")
     # When a pass runs
     run = reconcile(connected_seller)
     # Then staff see it with the platform's version, and nothing is paid
@@ -167,10 +174,70 @@ def test_a_return_further_on_at_the_platform_is_read_by_the_next_pull(
     return_steps_drain(
         step_ids=list(PlatformStep.objects.filter(return_request=ret).values_list("id", flat=True))
     )
-    platform.sandbox.control("POST", "/orders/MP-RET2/returns/RET-1/authorize", {"rma": "RMA-9"})
+    # The platform authorizes it elsewhere: no update time moves (the returns listing's
+    # watermark moved past the cursor overlap, which would list it again by chance)
+    drift(platform, "MP-RET2", "return_status", mp_return_number="RET-1", status="AUTHORIZED")
+    SellerSync.objects.filter(seller=connected_seller).update(
+        returns_watermark=timezone.now() + timedelta(minutes=10)
+    )
+    seller_pull(seller_id=connected_seller.id)
+    assert Return.objects.get(pk=ret.pk).status == "AWAITING_AUTHORIZATION"  # missed
     run = reconcile(connected_seller)
     assert found(run) == [(kinds.RETURN_BEHIND_HERE, "MP-RET2/RET-1", "pull_forced")]
     seller_pull(seller_id=connected_seller.id)
     ret.refresh_from_db()
-    assert (ret.status, ret.rma) == ("AUTHORIZED", "RMA-9")
+    assert ret.status == "AUTHORIZED"
     assert reconcile(connected_seller).findings_count == 0
+
+
+def test_a_return_completed_at_the_platform_without_our_ledger_goes_to_staff(
+    platform: Platform, connected_seller: Any, quiet_broker: Any
+) -> None:
+    shipped(platform, connected_seller, "MP-RET3")
+    ret = a_return("MP-RET3")
+    return_steps_drain(
+        step_ids=list(PlatformStep.objects.filter(return_request=ret).values_list("id", flat=True))
+    )
+    line = ret.lines.get().mp_return_line_number
+    drift(
+        platform,
+        "MP-RET3",
+        "return_status",
+        mp_return_number="RET-1",
+        status="COMPLETED",
+        refund_lines=[
+            {
+                "mp_return_line_number": line,
+                "principal_refund_amount": "9.99",
+                "shipping_refund_amount": 0,
+            }
+        ],
+    )
+    run = reconcile(connected_seller)
+    assert found(run) == [(kinds.RETURN_MONEY, "MP-RET3/RET-1", "staff")]
+    finding = run.findings.get()
+    assert (finding.ours["ledger"], finding.theirs["status"]) == ("0", "COMPLETED")
+    assert RefundLedgerEntry.objects.count() == 0
+
+
+def test_refund_amounts_changed_after_we_paid_go_to_staff(
+    platform: Platform, connected_seller: Any, quiet_broker: Any
+) -> None:
+    # Given a refund read, accepted, paid in our ledger and completed at the platform
+    shipped(platform, connected_seller, "MP-R4")
+    open_order()
+    refund_id = seller_refund(platform, "MP-R4", amount="5.00")
+    seller_pull(seller_id=connected_seller.id)
+    refund = SellerRefund.objects.get(refund_id=str(refund_id))
+    return_steps_drain(
+        step_ids=list(PlatformStep.objects.filter(refund=refund).values_list("id", flat=True))
+    )
+    assert reconcile(connected_seller).findings_count == 0
+    # When the platform's amounts change afterwards
+    drift(platform, "MP-R4", "refund_amounts", refund_id=refund_id, item_refund="7.25")
+    run = reconcile(connected_seller)
+    assert found(run) == [(kinds.REFUND_AMOUNTS_DIFFER, f"MP-R4/refund {refund_id}", "staff")]
+    finding = run.findings.get()
+    assert finding.ours["lines"][0]["item_refund"] == "5.000"
+    assert finding.theirs["merchant_refund_lines"][0]["item_refund"] == 7.25
+    assert sum(e.amount for e in RefundLedgerEntry.objects.filter(refund=refund)) == 5

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from marketplace.orders.models import Order, OrderSync
+from marketplace.orders.models import Order, OrderSync, Shipment
 from marketplace.orders.services.push import order_push
 from marketplace.reconcile import kinds
 from marketplace.reconcile.models import Finding, ReconcileRun, RunTrigger
@@ -16,6 +16,7 @@ from marketplace.reconcile.seller_pass import SKIPPED_LEASE_HELD, seller_reconci
 from marketplace.sync.lease import lease_claim
 from marketplace.sync.models import SellerSync
 from marketplace.sync.pull import seller_pull
+from sellers.token_source import order_client_for_seller
 from tests.marketplace.conftest import make_order
 from tests.support.app_fixtures import PLATFORM_SELLER, Platform
 
@@ -68,39 +69,68 @@ def test_an_order_in_step_with_the_platform_finds_nothing_in_one_listing(
     assert run.platform_calls == 2
 
 
+def drift(platform: Platform, number: str, kind: str, **body: Any) -> dict[str, Any]:
+    """A change made at the platform elsewhere: no update time moves (the pull misses it)."""
+    return platform.sandbox.control("POST", f"/orders/{number}/drift", {"kind": kind, **body})
+
+
+@pytest.mark.parametrize("reading", ["A", "B"], ids=["unknown-absent", "unknown-refused"])
 def test_an_order_the_platform_lost_is_pushed_again(
-    platform: Platform, connected_seller: Any, quiet_broker: Any
+    platform: Platform, connected_seller: Any, quiet_broker: Any, reading: str
 ) -> None:
-    # Given an order our outbox holds as pushed, which the platform does not have
-    order = make_order("MP-LOST")
-    OrderSync.objects.filter(order=order).update(
-        status=OrderSync.Status.SYNCED, pushed_version=1, next_attempt_at=None
-    )
+    # Given two pushed orders, one of which the platform loses (under reading B a listing
+    # naming it is refused: each order of that page is then read on its own)
+    platform.sandbox.readings(unknown_order_numbers=reading)
+    order = placed("MP-LOST")
+    placed("MP-KEPT")
+    drift(platform, "MP-LOST", "forget_order")
     run = reconcile(connected_seller)
+    assert run.error == ""
     assert found(run) == [(kinds.ORDER_MISSING, "MP-LOST", "resent")]
     sync = OrderSync.objects.get(order=order)
     assert (sync.status, sync.desired_version) == ("pending", 2)
-    # the outbox sends it: the platform has it now, and the next pass finds nothing
+    # the outbox sends it: the platform has it again, and the next pass finds nothing
     assert order_push(order_id=order.id) == "synced"
     assert platform.order("MP-LOST")["marketplace_state"] == "AWAITING_SHIPMENT"
     assert reconcile(connected_seller).findings_count == 0
 
 
-def test_an_older_state_at_the_platform_is_pushed_again(
+def test_an_order_update_the_platform_lost_is_pushed_again(
     platform: Platform, connected_seller: Any, quiet_broker: Any
 ) -> None:
-    # Given an order pushed PENDING, then paid here (AWAITING_SHIPMENT), and our push of
-    # that recorded as sent though the platform never got it
-    order = placed("MP-OLD", marketplace_state="PENDING")
+    # Given an order pushed PENDING then AWAITING_SHIPMENT, and the platform loses the
+    # second update
+    order = placed("MP-FORGOT", marketplace_state="PENDING")
     Order.objects.filter(pk=order.pk).update(state="AWAITING_SHIPMENT")
-    OrderSync.objects.filter(order=order).update(desired_version=2, pushed_version=2)
+    OrderSync.objects.filter(order=order).update(desired_version=2, status="pending")
+    assert order_push(order_id=order.id) == "synced"
+    drift(platform, "MP-FORGOT", "forget_update")
     run = reconcile(connected_seller)
-    assert found(run) == [(kinds.ORDER_STATE_BEHIND, "MP-OLD", "resent")]
+    assert found(run) == [(kinds.ORDER_STATE_BEHIND, "MP-FORGOT", "resent")]
     finding = run.findings.get()
     assert finding.ours == {"state": "AWAITING_SHIPMENT"}
     assert finding.theirs["marketplace_state"] == "PENDING"
     assert order_push(order_id=order.id) == "synced"
-    assert platform.order("MP-OLD")["marketplace_state"] == "AWAITING_SHIPMENT"
+    assert platform.order("MP-FORGOT")["marketplace_state"] == "AWAITING_SHIPMENT"
+    assert reconcile(connected_seller).findings_count == 0
+
+
+def test_a_state_changed_at_the_platform_goes_to_staff(
+    platform: Platform, connected_seller: Any, quiet_broker: Any
+) -> None:
+    # Given support cancelled an order at the platform that we hold awaiting shipment
+    placed("MP-SUPPORT")
+    drift(platform, "MP-SUPPORT", "order_state", marketplace_state="CANCELLED")
+    run = reconcile(connected_seller)
+    assert found(run) == [(kinds.ORDER_STATE_CONFLICT, "MP-SUPPORT", "staff")]
+    finding = run.findings.get()
+    assert (finding.status, finding.ours, finding.theirs["marketplace_state"]) == (
+        "open",
+        {"state": "AWAITING_SHIPMENT"},
+        "CANCELLED",
+    )
+    # nothing was pushed over the platform's version
+    assert OrderSync.objects.get(order__mp_order_number="MP-SUPPORT").desired_version == 1
 
 
 def test_a_state_we_never_sent_goes_to_staff(
@@ -137,6 +167,51 @@ def test_fulfillments_we_have_not_read_force_the_next_pull(
     order = Order.objects.get(mp_order_number="MP-SHIPPED-THERE")
     assert order.state == "SHIPPED"
     assert SellerSync.objects.get(seller=connected_seller).retry_numbers == []
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {
+            "kind": "fulfillment_alter",
+            "mp_line_number": "1",
+            "tracking_number": "1Z999AA10123456784",
+        },
+        {"kind": "fulfillment_drop", "mp_line_number": "2"},
+    ],
+    ids=["altered", "dropped"],
+)
+def test_a_shipment_changed_at_the_platform_is_read_by_the_next_pull(
+    platform: Platform, connected_seller: Any, quiet_broker: Any, change: dict[str, Any]
+) -> None:
+    # Given an order shipped in two parcels (line 1, line 2), read by our pull
+    placed("MP-PARCELS", marketplace_state="AWAITING_SHIPMENT")
+    placed("MP-OPEN-TOO")
+    platform.sandbox.ship("MP-PARCELS", lines=[{"mp_line_number": "1", "quantity": 3}])
+    platform.sandbox.ship("MP-PARCELS", lines=[{"mp_line_number": "2", "quantity": 1}])
+    seller_pull(seller_id=connected_seller.id)
+    before = Order.objects.get(mp_order_number="MP-PARCELS").fulfillment_digest
+    # When the platform changes a shipment (no update time moves: the pull misses it; the
+    # cursor moved past the cursor overlap, which would list the order again by chance)
+    drift(platform, "MP-PARCELS", **change)
+    SellerSync.objects.filter(seller=connected_seller).update(
+        cursor=timezone.now() + timezone.timedelta(minutes=10)
+    )
+    seller_pull(seller_id=connected_seller.id)
+    assert Order.objects.get(mp_order_number="MP-PARCELS").fulfillment_digest == before
+    # Then a pass finds it, and the next pull reads it
+    run = reconcile(connected_seller)
+    assert found(run) == [(kinds.FULFILLMENT_BEHIND, "MP-PARCELS", "pull_forced")]
+    seller_pull(seller_id=connected_seller.id)
+    order = Order.objects.get(mp_order_number="MP-PARCELS")
+    assert order.fulfillment_digest != before
+    trackings = sorted(s.tracking_number for s in Shipment.objects.filter(line__order=order))
+    client = order_client_for_seller(connected_seller)
+    theirs = client.get_fulfillments("MP-PARCELS")["fulfillments"]
+    assert trackings == sorted(
+        shipment["tracking_number"] for line in theirs for shipment in line["shipments"]
+    )
+    assert reconcile(connected_seller).findings_count == 0
 
 
 def test_a_pass_is_skipped_while_a_pull_holds_the_lease(
