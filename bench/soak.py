@@ -459,8 +459,10 @@ class Soak:
         return after_sale_compare(self.sandbox, self.names)
 
     def reconcile_all(self) -> dict[str, Any]:
-        """A reconciliation pass for every seller (``manage.py reconcile`` does the same):
-        what it compared, the platform calls it made, and every finding, by kind."""
+        """A reconciliation pass for every seller (``manage.py reconcile`` does the same),
+        over every order of the run, open or closed (after a drain nothing is open, and a
+        scheduled pass would compare nothing): what it compared, the platform calls it
+        made, and every finding, by kind."""
         from marketplace.reconcile.models import Finding, ReconcileRun, RunTrigger
         from marketplace.reconcile.seller_pass import seller_reconcile
 
@@ -469,7 +471,12 @@ class Soak:
         for seller in self.sellers:
             try:
                 runs.append(
-                    seller_reconcile(seller_id=seller.pk, trigger=RunTrigger.COMMAND, actor="soak")
+                    seller_reconcile(
+                        seller_id=seller.pk,
+                        trigger=RunTrigger.COMMAND,
+                        actor="soak",
+                        scope=self.everything_of(seller.pk),
+                    )
                 )
             except Exception as exc:
                 errors.append(f"seller {seller.pk}: {type(exc).__name__}: {exc}")
@@ -493,6 +500,31 @@ class Soak:
             "reconcile_errors": len(errors),
             "reconcile_errors_examples": errors[:5],
         }
+
+    @staticmethod
+    def everything_of(seller_id: int) -> Any:
+        """The scope of a pass that compares every order of the seller, its returns and
+        its refunds (the run's orders: a few hundred, 50 numbers a listing page)."""
+        from marketplace.orders.models import Order
+        from marketplace.reconcile.scope import Scope
+        from marketplace.returns.models import Return
+
+        orders = sorted(
+            Order.objects.filter(seller_id=seller_id).values_list("mp_order_number", flat=True)
+        )
+        with_returns = sorted(
+            set(
+                Return.objects.filter(seller_id=seller_id).values_list(
+                    "order__mp_order_number", flat=True
+                )
+            )
+        )
+        return Scope(
+            orders=orders,
+            return_orders=with_returns,
+            refund_orders=orders,
+            open_count=len(orders),
+        )
 
     def compare(self) -> dict[str, Any]:
         return {
@@ -540,10 +572,17 @@ class Soak:
                 if self.guarded("drained", self.drained) and (
                     not self.catalog.sellers or self.guarded("catalog", self.catalog.settled)
                 ):
+                    if drained_at is not None:
+                        break
                     drained_at = now
-                    break
+                    # The seller's system stops here; what it did in its last moments (a
+                    # refund posted after the drain was judged) must be read before both
+                    # sides are frozen and reconciled: drained again, then compared.
+                    self.simulator.stop()
+                    self.note("drained: the simulated seller stopped")
             if now > deadline:
-                self.note("deadline reached before the drain finished")
+                if drained_at is None:
+                    self.note("deadline reached before the drain finished")
                 break
             time.sleep(0.25)
         result: dict[str, Any] = {

@@ -43,14 +43,21 @@ SKIPPED_LEASE_HELD = "skipped: a pull of this seller was running (tried again la
 
 
 def seller_reconcile(
-    *, seller_id: int, trigger: str, actor: str = "", after_restore: bool = False
+    *,
+    seller_id: int,
+    trigger: str,
+    actor: str = "",
+    after_restore: bool = False,
+    scope: Scope | None = None,
 ) -> ReconcileRun:
-    """Reconcile one seller now; the run says what was compared, found and done."""
+    """Reconcile one seller now; the run says what was compared, found and done.
+    ``scope``: what to compare instead of ``seller_scope``'s open work and sample (the
+    soak compares every order of its run, open or not)."""
     run = ReconcileRun.objects.create(
         seller_id=seller_id, trigger=trigger, actor=actor[:150], after_restore=after_restore
     )
     try:
-        _pass(run)
+        _pass(run, scope)
     except Exception as exc:  # recorded on the run, then raised for the worker's log
         run.error = run.error or f"{type(exc).__name__}: {exc}"
         raise
@@ -60,12 +67,12 @@ def seller_reconcile(
     return run
 
 
-def _pass(run: ReconcileRun) -> None:
+def _pass(run: ReconcileRun, given: Scope | None = None) -> None:
     connection = PlatformConnection.objects.filter(seller_id=run.seller_id).first()
     if connection is None or not connection.is_live:
         run.error = "not connected: nothing compared"
         return
-    scope = seller_scope(seller_id=run.seller_id)
+    scope = given if given is not None else seller_scope(seller_id=run.seller_id)
     # After a restore (``--after-restore``) the pass also looks for work the platform holds
     # that we lost: that mode is ``after_restore.py``'s and plugs in here and below.
     if scope.empty:
