@@ -40,6 +40,7 @@ from sellers.token_source import order_client_for
 logger = logging.getLogger(__name__)
 
 SKIPPED_LEASE_HELD = "skipped: a pull of this seller was running (tried again later)"
+NOT_CONNECTED = "not connected: nothing compared"
 
 
 def seller_reconcile(
@@ -63,7 +64,7 @@ def seller_reconcile(
 def _pass(run: ReconcileRun) -> None:
     connection = PlatformConnection.objects.filter(seller_id=run.seller_id).first()
     if connection is None or not connection.is_live:
-        run.error = "not connected: nothing compared"
+        run.error = NOT_CONNECTED
         return
     scope = seller_scope(seller_id=run.seller_id)
     # After a restore (``--after-restore``) the pass also looks for work the platform holds
