@@ -67,8 +67,10 @@ def _pass(run: ReconcileRun) -> None:
         run.error = NOT_CONNECTED
         return
     scope = seller_scope(seller_id=run.seller_id)
-    # After a restore (``--after-restore``) the pass also looks for work the platform holds
-    # that we lost: that mode is ``after_restore.py``'s and plugs in here and below.
+    # After a restore (``run.after_restore``, ``manage.py reconcile --after-restore``) the
+    # pass also looks for work the platform holds that we lost, so it must run even when
+    # nothing is open here: that mode is ``after_restore.py``'s; it widens the scope here
+    # and adds its step after the comparisons (below), under the same lease and client.
     if scope.empty:
         return
     claimed = lease_claim(seller_id=run.seller_id)
@@ -96,6 +98,7 @@ def _pass(run: ReconcileRun) -> None:
             run.platform_calls = side.calls
         state = PassState(run=run, side=side)
         _compare_all(state, scope)
+        # (after a restore: ``after_restore.py``'s step goes here, with ``state``/``client``)
     finally:
         lease_give_back(
             seller_id=run.seller_id,

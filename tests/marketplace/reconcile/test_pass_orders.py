@@ -248,3 +248,28 @@ def test_a_revoked_grant_ends_the_pass_with_its_error(
     run = reconcile(connected_seller)
     assert run.error, run
     assert run.findings_count == 0
+
+
+def test_one_object_that_cannot_be_compared_does_not_stop_the_others(
+    platform: Platform, connected_seller: Any, quiet_broker: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given two orders the platform lost, and a bug that breaks the comparison of the first
+    from marketplace.reconcile import seller_pass
+
+    placed("MP-BUG")
+    placed("MP-FINE")
+    drift(platform, "MP-BUG", "forget_order")
+    drift(platform, "MP-FINE", "forget_order")
+    real = seller_pass.order_compare
+
+    def compare(state: Any, order: Order) -> None:
+        if order.mp_order_number == "MP-BUG":
+            raise ValueError("a bug")
+        real(state, order)
+
+    monkeypatch.setattr(seller_pass, "order_compare", compare)
+    run = reconcile(connected_seller)
+    # Then the other order is compared and repaired, and the failure is counted on the run
+    assert run.error == ""
+    assert found(run) == [(kinds.ORDER_MISSING, "MP-FINE", "resent")]
+    assert run.compared == {"orders": 1, "errors": 1}

@@ -47,6 +47,7 @@ class Command(BaseCommand):
             help="a seller's id or username (repeat for several)",
         )
         parser.add_argument("--all", action="store_true", help="every seller with open work")
+        # --after-restore (after_restore.py) is added here: seller_reconcile(after_restore=…).
 
     def handle(self, *args: Any, **options: Any) -> None:
         names: list[str] = options["seller"]
