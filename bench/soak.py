@@ -816,6 +816,7 @@ class Soak:
         if self.catalog.sellers:
             result.update(self.catalog.compare())
         result.update(self.compare_after_sale())
+        result.update(self.reconcile_at_end())
         result["faults_fired"] = sum(fired.values())
         result["faults_by_rule"] = fired
         result["goals"] = {
@@ -831,11 +832,35 @@ class Soak:
             "refused_without_code == 0": result["refused_without_code"] == 0,
             "ledger_over_line_paid == 0": result["ledger_over_line_paid"] == 0,
             "refused_within_cost == 0": result["refused_within_cost"] == 0,
+            "reconcile_findings == 0": result["reconcile_findings"] == 0,
         }
         if self.catalog.sellers:
             result["goals"]["catalog_status_mismatch == 0"] = result["catalog_status_mismatch"] == 0
         result["goal_met"] = all(result["goals"].values())
         return result
+
+    def reconcile_at_end(self) -> dict[str, Any]:
+        """One reconciliation pass per seller once both sides are frozen: it must find
+        nothing (the soak's own compares say the two sides agree)."""
+        from marketplace.reconcile.models import RunTrigger
+        from marketplace.reconcile.seller_pass import seller_reconcile
+
+        found: dict[str, int] = {}
+        errors: list[str] = []
+        calls = 0
+        for seller in self.sellers:
+            run = seller_reconcile(seller_id=seller.id, trigger=RunTrigger.COMMAND, actor="soak")
+            calls += run.platform_calls
+            if run.error:
+                errors.append(f"seller {seller.id}: {run.error}")
+            for finding in run.findings.all():
+                found[finding.kind] = found.get(finding.kind, 0) + 1
+        return {
+            "reconcile_findings": sum(found.values()) + len(errors),
+            "reconcile_findings_by_kind": found,
+            "reconcile_errors": errors[:10],
+            "reconcile_platform_calls": calls,
+        }
 
     feed_done_at: float | None = None
 

@@ -118,6 +118,11 @@ def test_soak_smoke_loses_and_duplicates_nothing(tmp_path: Path) -> None:
     assert soak["refused_without_code"] == 0
     assert soak["ledger_over_line_paid"] == 0
     assert soak["refused_within_cost"] == 0
+    # A reconciliation pass of every seller at the end finds nothing.
+    assert soak["reconcile_findings"] == 0, (
+        soak.get("reconcile_findings_by_kind"),
+        soak.get("reconcile_errors"),
+    )
     # The catalog side: feed runs ingested, every product's status equal on both sides.
     assert soak["catalog_products"] > 0
     assert soak["catalog_rows_rejected"] > 0
