@@ -32,7 +32,7 @@ from marketplace.reconcile.platform_reads import PlatformSide, platform_side_rea
 from marketplace.reconcile.repairs import lease_give_back
 from marketplace.reconcile.scope import Scope, seller_scope
 from marketplace.returns.models import Return, SellerRefund
-from marketplace.sync.lease import lease_claim
+from marketplace.sync.lease import lease_claim, lease_extend
 from sellers.errors import SellerConnectionError
 from sellers.models import PlatformConnection
 from sellers.token_source import order_client_for
@@ -96,6 +96,11 @@ def _pass(run: ReconcileRun) -> None:
             return
         finally:
             run.platform_calls = side.calls
+        # The reads took their time: the lease is renewed for the comparisons and repairs
+        # (lost meanwhile: a pull runs now, so nothing is repaired behind its back).
+        if not lease_extend(seller_id=run.seller_id, token=token):
+            run.error = "the pull lease ran out during the reads: nothing repaired"
+            return
         state = PassState(run=run, side=side)
         _compare_all(state, scope)
         # (after a restore: ``after_restore.py``'s step goes here, with ``state``/``client``)
