@@ -96,6 +96,8 @@ class Finding(models.Model):
         indexes = [
             models.Index(fields=["seller", "-created_at"], name="recon_finding_seller_recent"),
             models.Index(fields=["kind", "-created_at"], name="recon_finding_kind_recent"),
+            # /metrics and the overview: the last day's findings, whatever their kind.
+            models.Index(fields=["-created_at"], name="recon_finding_recent"),
             models.Index(
                 fields=["-created_at"],
                 condition=Q(status="open"),

@@ -32,7 +32,7 @@ from marketplace.reconcile.platform_reads import PlatformSide, platform_side_rea
 from marketplace.reconcile.repairs import lease_give_back
 from marketplace.reconcile.scope import Scope, seller_scope
 from marketplace.returns.models import Return, SellerRefund
-from marketplace.sync.lease import lease_claim
+from marketplace.sync.lease import lease_claim, lease_extend
 from sellers.errors import SellerConnectionError
 from sellers.models import PlatformConnection
 from sellers.token_source import order_client_for
@@ -40,6 +40,7 @@ from sellers.token_source import order_client_for
 logger = logging.getLogger(__name__)
 
 SKIPPED_LEASE_HELD = "skipped: a pull of this seller was running (tried again later)"
+NOT_CONNECTED = "not connected: nothing compared"
 
 
 def seller_reconcile(
@@ -70,11 +71,12 @@ def seller_reconcile(
 def _pass(run: ReconcileRun, given: Scope | None = None) -> None:
     connection = PlatformConnection.objects.filter(seller_id=run.seller_id).first()
     if connection is None or not connection.is_live:
-        run.error = "not connected: nothing compared"
+        run.error = NOT_CONNECTED
         return
     scope = given if given is not None else seller_scope(seller_id=run.seller_id)
-    # After a restore (``--after-restore``) the pass also looks for work the platform holds
-    # that we lost: that mode is ``after_restore.py``'s and plugs in here and below.
+    # After a restore, ``manage.py reconcile --after-restore`` first runs
+    # ``after_restore.py``'s pass (its own run: what the platform holds that we lost), then
+    # this one over what is open.
     if scope.empty:
         return
     claimed = lease_claim(seller_id=run.seller_id)
@@ -100,8 +102,14 @@ def _pass(run: ReconcileRun, given: Scope | None = None) -> None:
             return
         finally:
             run.platform_calls = side.calls
+        # The reads took their time: the lease is renewed for the comparisons and repairs
+        # (lost meanwhile: a pull runs now, so nothing is repaired behind its back).
+        if not lease_extend(seller_id=run.seller_id, token=token):
+            run.error = "the pull lease ran out during the reads: nothing repaired"
+            return
         state = PassState(run=run, side=side)
         _compare_all(state, scope)
+        # (after a restore: ``after_restore.py``'s step goes here, with ``state``/``client``)
     finally:
         lease_give_back(
             seller_id=run.seller_id,

@@ -279,8 +279,8 @@ PERFORMANCE_THRESHOLDS: dict[str, float] = {
 # bounded sample of recently closed ones: closed within this many days, at most this many
 # orders (newest first). The sample rides along with open work; a seller with nothing open
 # costs no platform call.
-RECONCILE_CLOSED_DAYS: int = env.int("RECONCILE_CLOSED_DAYS", default=7)
-RECONCILE_CLOSED_SAMPLE: int = env.int("RECONCILE_CLOSED_SAMPLE", default=50)
+RECONCILE_CLOSED_DAYS = 7
+RECONCILE_CLOSED_SAMPLE = 50
 # Beat's tick: every seller with open work gets one slot in the day (a hash of its id);
 # each tick passes the sellers whose slot fell since the last tick, looking this many
 # seconds further back so a missed tick (a beat restart) still runs them.

@@ -4,6 +4,7 @@ found and repaired within one pass, and a seller with nothing open costs no call
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import parse_qsl
 
 import pytest
 from django.utils import timezone
@@ -248,3 +249,51 @@ def test_a_revoked_grant_ends_the_pass_with_its_error(
     run = reconcile(connected_seller)
     assert run.error, run
     assert run.findings_count == 0
+
+
+def test_one_object_that_cannot_be_compared_does_not_stop_the_others(
+    platform: Platform, connected_seller: Any, quiet_broker: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given two orders the platform lost, and a bug that breaks the comparison of the first
+    from marketplace.reconcile import seller_pass
+
+    placed("MP-BUG")
+    placed("MP-FINE")
+    drift(platform, "MP-BUG", "forget_order")
+    drift(platform, "MP-FINE", "forget_order")
+    real = seller_pass.order_compare
+
+    def compare(state: Any, order: Order) -> None:
+        if order.mp_order_number == "MP-BUG":
+            raise ValueError("a bug")
+        real(state, order)
+
+    monkeypatch.setattr(seller_pass, "order_compare", compare)
+    run = reconcile(connected_seller)
+    # Then the other order is compared and repaired, and the failure is counted on the run
+    assert run.error == ""
+    assert found(run) == [(kinds.ORDER_MISSING, "MP-FINE", "resent")]
+    assert run.compared == {"orders": 1, "errors": 1}
+
+
+def test_open_orders_are_listed_fifty_numbers_a_request(
+    platform: Platform, connected_seller: Any, quiet_broker: Any
+) -> None:
+    # Given 51 open orders on the platform
+    for index in range(51):
+        placed(f"MP-MANY-{index:02d}")
+    since = last_seq(platform)
+    run = reconcile(connected_seller)
+    assert (run.error, run.findings_count, run.compared) == ("", 0, {"orders": 51})
+    calls = platform.requests(since_seq=since)
+    # Then two orders listings (50 numbers, then 1) and two refunds listings, no more
+    assert [c["path"] for c in calls] == ["/api/v1/orders"] * 2 + ["/api/v1/refunds"] * 2
+    counts = []
+    for call in calls:
+        numbers = next(
+            value for key, value in parse_qsl(call["query"]) if key == "mp_order_numbers"
+        )
+        counts.append(len(numbers.split(",")))
+    assert counts == [50, 1, 50, 1]
+    assert run.platform_calls == 4
+    assert platform.sandbox.violations()["total"] == 0

@@ -30,7 +30,7 @@ from marketplace.reconcile.after_restore import (
 from marketplace.reconcile.kinds import kind_label
 from marketplace.reconcile.models import ReconcileRun, RunTrigger
 from marketplace.reconcile.schedule import sellers_with_open_work
-from marketplace.reconcile.seller_pass import seller_reconcile
+from marketplace.reconcile.seller_pass import NOT_CONNECTED, SKIPPED_LEASE_HELD, seller_reconcile
 from sellers.models import Seller
 
 
@@ -51,6 +51,11 @@ def _seller(name: str) -> Seller:
     if len(found) != 1:
         raise CommandError(f"{name!r}: {'no' if not found else 'more than one'} such seller")
     return found[0]
+
+
+# A pass that did not run (a pull held the lease, the seller is not connected) is printed,
+# not counted as a failure: only a platform that refused or failed is.
+NOT_FAILURES = (SKIPPED_LEASE_HELD, NOT_CONNECTED)
 
 
 class Command(BaseCommand):
@@ -101,7 +106,7 @@ class Command(BaseCommand):
                 failed += int(bool(restored.error))
                 self._print(restored)
             run = seller_reconcile(seller_id=seller_id, trigger=RunTrigger.COMMAND)
-            failed += int(bool(run.error) and not run.error.startswith("skipped"))
+            failed += int(bool(run.error) and run.error not in NOT_FAILURES)
             self._print(run)
         self.stdout.write(f"{len(ids)} seller(s) reconciled, {failed} with an error")
         if failed:
