@@ -51,28 +51,22 @@ class MoneyStep(RestorePass):
             number = str(entry.get("mp_return_number") or "")
             key = f"{entry.get('mp_order_number')}/{number}"
             if order is None:
-                self.found(
-                    kinds.RESTORE_RETURN_LOST,
-                    "return",
-                    key,
-                    ours={},
-                    theirs={"status": entry.get("status")},
-                    action=FindingAction.STAFF,
-                    note="the platform's return names an order we do not hold",
-                )
-                continue
-            try:
-                self._return(order, number, key, entry)
-            except (PlatformError, ReturnRecordUnreadable) as exc:
-                self.found(
-                    kinds.RESTORE_RETURN_LOST,
-                    "return",
-                    key,
-                    ours={},
-                    theirs={"status": entry.get("status")},
-                    action=FindingAction.STAFF,
-                    note=f"could not be settled: {exc}",
-                )
+                note = "the platform's return names an order we do not hold"
+            else:
+                try:
+                    self._return(order, number, key, entry)
+                    continue
+                except (PlatformError, ReturnRecordUnreadable) as exc:
+                    note = f"could not be settled: {exc}"
+            self.found(
+                kinds.RESTORE_RETURN_LOST,
+                "return",
+                key,
+                ours={},
+                theirs={"status": entry.get("status")},
+                action=FindingAction.STAFF,
+                note=note,
+            )
 
     def _return(self, order: Order, number: str, key: str, entry: dict[str, Any]) -> None:
         status = str(entry.get("status") or "")
