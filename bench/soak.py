@@ -46,6 +46,11 @@ for one line), ``ledger_mismatch`` (the ledger against the sandbox's record: wha
 completed is in the ledger for exactly its amounts, nothing else is) and
 ``returns_unfinished``; the last three are goals (0).
 
+Last, on the frozen sides, a reconciliation pass for every seller (issue 34,
+``marketplace/reconcile``; what beat runs daily): ``reconcile_findings`` (by kind, with
+examples) and ``reconcile_errors`` are goals (0): after a clean run the pass finds nothing.
+The comparisons live in ``bench/soak_compare.py`` (the restore test uses them too).
+
 Exits 1 if a goal is missed. ``--smoke``: 200 orders, 75 s, 2 catalog sellers of 40
 products, no worker kill, no broker restart (the CI run shares the machine's Redis with
 the test suite; see docs/benchmarks.md).
@@ -55,7 +60,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import itertools
 import math
 import os
 import sys
@@ -76,11 +80,9 @@ from bench.harness import (
     sellers_create,
     table,
 )
+from bench.soak_compare import after_sale_compare, orders_compare, platform_after_sale
 
-RANK = {"PENDING": 0, "AWAITING_SHIPMENT": 1, "SHIPPED": 2, "CANCELLED": 2}
 INVALID_COUNTRY = "ZZZ"
-# What a seller refund line adds up (its ``discount_refund`` is taken off).
-REFUND_ADDS = ("item_refund", "item_tax_refund", "shipping_refund", "shipping_tax_refund")
 
 
 def fault_rules(rate: float, seed: int = 11) -> list[dict[str, Any]]:
@@ -450,281 +452,84 @@ class Soak:
         )
 
     def platform_after_sale(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        returns: list[dict[str, Any]] = []
-        refunds: list[dict[str, Any]] = []
-        for name in self.names:
-            returns += self.sandbox.control("GET", "/returns", seller=name, limit=1000)["returns"]
-            refunds += self.sandbox.control("GET", "/refunds", seller=name, limit=1000)["refunds"]
-        return returns, refunds
+        return platform_after_sale(self.sandbox, self.names)
 
     def compare_after_sale(self) -> dict[str, Any]:
         """The ledger against the sandbox's record of what was accepted."""
-        from decimal import Decimal
+        return after_sale_compare(self.sandbox, self.names)
 
-        from django.db.models import Count
+    def reconcile_all(self) -> dict[str, Any]:
+        """A reconciliation pass for every seller (``manage.py reconcile`` does the same),
+        over every order of the run, open or closed (after a drain nothing is open, and a
+        scheduled pass would compare nothing): what it compared, the platform calls it
+        made, and every finding, by kind."""
+        from marketplace.reconcile.models import Finding, ReconcileRun, RunTrigger
+        from marketplace.reconcile.seller_pass import seller_reconcile
 
-        from marketplace.returns.models import RefundLedgerEntry, Return
-
-        def money(value: Any) -> Decimal:
-            return Decimal(str(value if value is not None else 0))
-
-        returns, refunds = self.platform_after_sale()
-        ledger_refunds: dict[str, Decimal] = {}
-        ledger_returns: dict[tuple[str, str], Decimal] = {}
-        for refund_id, order, return_number, amount in RefundLedgerEntry.objects.values_list(
-            "refund__refund_id",
-            "order__mp_order_number",
-            "return_request__mp_return_number",
-            "amount",
-        ):
-            if refund_id:
-                ledger_refunds[refund_id] = ledger_refunds.get(refund_id, Decimal(0)) + amount
-            else:
-                order_return = (order, return_number)
-                ledger_returns[order_return] = ledger_returns.get(order_return, Decimal(0)) + amount
-        mismatched: list[str] = []
-        for refund in refunds:
-            key = str(refund["feedamp_refund_id"])
-            taken = sum(
-                (
-                    money(line.get("item_refund"))
-                    + money(line.get("item_tax_refund"))
-                    + money(line.get("shipping_refund"))
-                    + money(line.get("shipping_tax_refund"))
-                    - money(line.get("discount_refund"))
-                    for line in refund.get("merchant_refund_lines") or []
-                ),
-                Decimal(0),
-            )
-            # paid only once COMPLETE (a PAUSED refund, corrected or not, holds nothing)
-            expected = taken if refund["status"] == "COMPLETE" else None
-            if ledger_refunds.get(key) != expected:
-                mismatched.append(f"refund {key}: {refund['status']} {ledger_refunds.get(key)}")
-        for ret in returns:
-            order_return = (ret["mp_order_number"], ret["mp_return_number"])
-            taken = sum(
-                (
-                    money(line.get("principal_refund_amount"))
-                    + money(line.get("shipping_refund_amount"))
-                    for line in ret.get("merchant_refund_lines") or []
-                ),
-                Decimal(0),
-            )
-            expected = taken if ret["status"] == "COMPLETED" else None
-            if ledger_returns.get(order_return) != expected:
-                mismatched.append(
-                    f"return {order_return}: {ret['status']} {ledger_returns.get(order_return)}"
+        runs: list[ReconcileRun] = []
+        errors: list[str] = []
+        for seller in self.sellers:
+            try:
+                runs.append(
+                    seller_reconcile(
+                        seller_id=seller.pk,
+                        trigger=RunTrigger.COMMAND,
+                        actor="soak",
+                        scope=self.everything_of(seller.pk),
+                    )
                 )
-        twice = (
-            RefundLedgerEntry.objects.values("refund_id", "return_request_id", "order_line_id")
-            .annotate(n=Count("id"))
-            .filter(n__gt=1)
-            .count()
-        )
-        unfinished = [
-            r.mp_return_number
-            for r in Return.objects.all()
-            if r.status not in ("COMPLETED", "REJECTED")
-            and not (r.decision == "refused" and r.steps.filter(status="done").exists())
-        ]
+            except Exception as exc:
+                errors.append(f"seller {seller.pk}: {type(exc).__name__}: {exc}")
+        errors += [f"seller {run.seller_id}: {run.error}" for run in runs if run.error]
+        findings = Finding.objects.filter(run__in=runs)
+        by_kind: dict[str, int] = {}
+        for kind in findings.values_list("kind", flat=True):
+            by_kind[kind] = by_kind.get(kind, 0) + 1
+        compared: dict[str, int] = {}
+        for run in runs:
+            for what, count in (run.compared or {}).items():
+                compared[what] = compared.get(what, 0) + int(count)
         return {
-            "returns": len(returns),
-            "refunds": len(refunds),
-            "refunds_accepted": sum(1 for r in refunds if r["status"] == "COMPLETE"),
-            "refunds_refused": sum(1 for r in refunds if r["status"] == "PAUSED"),
-            "returns_completed": sum(1 for r in returns if r["status"] == "COMPLETED"),
-            "returns_rejected": sum(1 for r in returns if r["status"] == "REJECTED"),
-            "refunds_paid_twice": twice,
-            "ledger_mismatch": len(mismatched),
-            "ledger_mismatch_examples": mismatched[:10],
-            "returns_unfinished": len(unfinished),
-            "returns_unfinished_examples": unfinished[:10],
-            **self.refusals_checked(returns, refunds),
+            "reconcile_findings": findings.count(),
+            "reconcile_findings_by_kind": by_kind,
+            "reconcile_findings_examples": [
+                f"{f.kind} {f.object_type} {f.object_key}: {f.note}" for f in findings[:10]
+            ],
+            "reconcile_compared": compared,
+            "reconcile_platform_calls": sum(run.platform_calls for run in runs),
+            "reconcile_errors": len(errors),
+            "reconcile_errors_examples": errors[:5],
         }
 
-    def refusals_checked(
-        self, returns: list[dict[str, Any]], refunds: list[dict[str, Any]]
-    ) -> dict[str, Any]:
-        """Refusals, judged from the sandbox's record: every refused refund (and every
-        return answered with errors) carries an error code; no line was paid more than the
-        buyer paid for it; no refund was refused that, with everything the ledger holds for
-        its line at the end, still fits the line's cost (a refusal is decided against at
-        most what the ledger held then, so such a refund was refused wrongly; only refunds
-        refused for their amount alone are judged so)."""
-        from decimal import Decimal
+    @staticmethod
+    def everything_of(seller_id: int) -> Any:
+        """The scope of a pass that compares every order of the seller, its returns and
+        its refunds (the run's orders: a few hundred, 50 numbers a listing page)."""
+        from marketplace.orders.models import Order
+        from marketplace.reconcile.scope import Scope
+        from marketplace.returns.models import Return
 
-        from django.db.models import Sum
-
-        from marketplace.orders.models import OrderLine
-        from marketplace.returns.models import RefundLedgerEntry
-        from marketplace.returns.money import line_paid, money
-
-        codes: dict[str, int] = {}
-        without_code: list[str] = []
-        for refund in refunds:
-            if refund["status"] == "PAUSED":
-                found = [e.get("code") for e in refund.get("errors") or [] if e.get("code")]
-                if not found:
-                    without_code.append(f"refund {refund['feedamp_refund_id']}")
-                for code in found:
-                    codes[code] = codes.get(code, 0) + 1
-        for ret in returns:
-            if ret["status"] == "REFUNDED" and ret.get("errors"):
-                found = [e.get("code") for e in ret["errors"] if e.get("code")]
-                if not found:
-                    without_code.append(f"return {ret['mp_return_number']}")
-                for code in found:
-                    codes[code] = codes.get(code, 0) + 1
-        ledger = dict(
-            RefundLedgerEntry.objects.order_by()
-            .values_list("order_line_id")
-            .annotate(total=Sum("amount"))
+        orders = sorted(
+            Order.objects.filter(seller_id=seller_id).values_list("mp_order_number", flat=True)
         )
-        lines = {
-            (line.order.mp_order_number, line.mp_line_number): line
-            for line in OrderLine.objects.filter(id__in=list(ledger)).select_related("order")
-        }
-        over_paid = [
-            f"{number}/{mp_line}: {ledger[line.id]} > {line_paid(line)}"
-            for (number, mp_line), line in lines.items()
-            if ledger[line.id] > line_paid(line)
-        ]
-        refused_within_cost: list[str] = []
-        for refund in refunds:
-            refused_for = {e.get("code") for e in refund.get("errors") or []}
-            if refund["status"] != "PAUSED" or refused_for != {"EXCESS_ITEM_REFUND"}:
-                continue
-            fits = True
-            for item in refund.get("merchant_refund_lines") or []:
-                line = OrderLine.objects.filter(
-                    order__mp_order_number=refund["mp_order_number"],
-                    mp_line_number=item["mp_line_number"],
-                ).first()
-                if line is None:
-                    fits = False
-                    break
-                takes = sum(money(item.get(k) or 0) for k in REFUND_ADDS) - money(
-                    item.get("discount_refund") or 0
+        with_returns = sorted(
+            set(
+                Return.objects.filter(seller_id=seller_id).values_list(
+                    "order__mp_order_number", flat=True
                 )
-                if ledger.get(line.id, Decimal(0)) + takes > line_paid(line):
-                    fits = False
-            if fits:
-                refused_within_cost.append(str(refund["feedamp_refund_id"]))
-        return {
-            "refund_error_codes": codes,
-            "refused_without_code": len(without_code),
-            "refused_without_code_examples": without_code[:10],
-            "ledger_over_line_paid": len(over_paid),
-            "ledger_over_line_paid_examples": over_paid[:10],
-            "refused_within_cost": len(refused_within_cost),
-            "refused_within_cost_examples": refused_within_cost[:10],
-        }
-
-    def platform_orders(self) -> dict[str, dict[str, Any]]:
-        found: dict[str, dict[str, Any]] = {}
-        for name in self.names:
-            rows = self.sandbox.control("GET", "/orders", seller=name, limit=1000)["orders"]
-            for row in rows:
-                found[row["mp_order_number"]] = row
-        return found
+            )
+        )
+        return Scope(
+            orders=orders,
+            return_orders=with_returns,
+            refund_orders=orders,
+            open_count=len(orders),
+        )
 
     def compare(self) -> dict[str, Any]:
-        from marketplace.orders.models import Order, OrderSync, Shipment
-
-        platform = self.platform_orders()
-        shipped_here: dict[int, int] = {}
-        for line_order, quantity in Shipment.objects.values_list("line__order_id", "quantity"):
-            shipped_here[line_order] = shipped_here.get(line_order, 0) + quantity
-        lost: list[str] = []
-        mismatched: list[str] = []
-        duplicated: list[str] = []
-        out_of_order: list[str] = []
-        unsettled: list[str] = []
-        shipped_differs: list[str] = []
-        invalid_wrong: list[str] = []
-        in_flight_orders: list[str] = []
-        orders = Order.objects.select_related("sync").order_by("id")
-        for order in orders:
-            number = order.mp_order_number
-            remote = platform.get(number)
-            if number in self.invalid:
-                if remote is not None or order.sync.status != OrderSync.Status.FAILED:
-                    invalid_wrong.append(number)
-                continue
-            # Lost: we hold the order as synced, yet the platform lacks it or disagrees.
-            # An order not synced yet is in flight (only possible when the drain timed out).
-            in_flight = order.sync.status != OrderSync.Status.SYNCED
-            if remote is None:
-                (in_flight_orders if in_flight else lost).append(number)
-                continue
-            if remote["marketplace_state"] != order.state:
-                (in_flight_orders if in_flight else mismatched).append(number)
-            states = [h["state"] for h in remote["state_history"]]
-            if len(states) != len(set(states)):
-                duplicated.append(number)
-            ranks = [RANK.get(s, -1) for s in states]
-            if ranks != sorted(ranks) or any(a == b for a, b in itertools.pairwise(ranks)):
-                out_of_order.append(number)
-            if order.state not in ("SHIPPED", "CANCELLED"):
-                unsettled.append(number)
-            remote_shipped = sum(
-                s["quantity"]
-                for line in remote["fulfillments"].get("fulfillments", [])
-                for s in line.get("shipments", [])
-            )
-            if remote_shipped != shipped_here.get(order.id, 0):
-                shipped_differs.append(number)
-        failed = OrderSync.objects.filter(status=OrderSync.Status.FAILED).exclude(
-            order__mp_order_number__in=self.invalid
-        )
-        not_synced = OrderSync.objects.exclude(status=OrderSync.Status.SYNCED).exclude(
-            order__mp_order_number__in=self.invalid
-        )
-        state = self.sandbox.state()
-        from sellers.models import ConnectionEvent, PlatformConnection
-
         return {
-            "orders": orders.count(),
-            "at_platform": len(platform),
-            "lost": len(lost) + len(mismatched),
-            "lost_missing": lost[:20],
-            "lost_state_differs": mismatched[:20],
-            "in_flight_at_end": len(in_flight_orders),
-            "duplicated_or_out_of_order": len(set(duplicated) | set(out_of_order)),
-            "duplicated_examples": (duplicated + out_of_order)[:20],
-            "unsettled": len(unsettled),
-            "shipped_quantity_differs": len(shipped_differs),
-            "refresh_token_reuse": state["counters"]["refresh_token_reuse"],
-            "grants_revoked": sum(1 for g in state["grants"] if g["revoked"]),
-            "connections_needing_reauth": PlatformConnection.objects.filter(
-                state=PlatformConnection.State.NEEDS_REAUTH
-            ).count(),
-            # Why a connection was lost, as its timeline says (a lost grant stops a seller).
-            "reauth_reasons": sorted(
-                set(
-                    ConnectionEvent.objects.filter(
-                        kind=ConnectionEvent.Kind.NEEDS_REAUTH
-                    ).values_list("detail", flat=True)
-                )
-            )[:5],
-            "failures_left": failed.count(),
-            "not_synced": not_synced.count(),
-            "invalid_orders": len(self.invalid),
+            **orders_compare(self.sandbox, self.names, self.invalid),
             "invalid_refused_at_intake": len(self.refused_at_intake),
-            "invalid_not_rejected": len(invalid_wrong),
-            "violations": state["violations"]["total"],
-            # Reported, not (yet) a goal: early retries come from the app's push/pull under
-            # faults, which this run was not written to judge.
-            "violations_by_kind": state["violations"]["by_kind"],
-            "violations_recent": state["violations"]["recent"][:5],
-            "platform_orders_cancelled_units": sum(
-                c["quantity"]
-                for row in platform.values()
-                for line in row["fulfillments"].get("fulfillments", [])
-                for c in line.get("cancellations", [])
-            ),
-            "platform_requests": state["requests"]["total_logged"],
-            "errors_received_by_platform": state["errors_received"],
         }
 
     def run(self) -> dict[str, Any]:
@@ -767,10 +572,17 @@ class Soak:
                 if self.guarded("drained", self.drained) and (
                     not self.catalog.sellers or self.guarded("catalog", self.catalog.settled)
                 ):
+                    if drained_at is not None:
+                        break
                     drained_at = now
-                    break
+                    # The seller's system stops here; what it did in its last moments (a
+                    # refund posted after the drain was judged) must be read before both
+                    # sides are frozen and reconciled: drained again, then compared.
+                    self.simulator.stop()
+                    self.note("drained: the simulated seller stopped")
             if now > deadline:
-                self.note("deadline reached before the drain finished")
+                if drained_at is None:
+                    self.note("deadline reached before the drain finished")
                 break
             time.sleep(0.25)
         result: dict[str, Any] = {
@@ -816,6 +628,9 @@ class Soak:
         if self.catalog.sellers:
             result.update(self.catalog.compare())
         result.update(self.compare_after_sale())
+        # Last: the reconciliation pass every seller would get from beat, on the frozen
+        # sides; after a clean run it finds nothing (issue 34).
+        result.update(self.reconcile_all())
         result["faults_fired"] = sum(fired.values())
         result["faults_by_rule"] = fired
         result["goals"] = {
@@ -831,6 +646,8 @@ class Soak:
             "refused_without_code == 0": result["refused_without_code"] == 0,
             "ledger_over_line_paid == 0": result["ledger_over_line_paid"] == 0,
             "refused_within_cost == 0": result["refused_within_cost"] == 0,
+            "reconcile_findings == 0": result["reconcile_findings"] == 0,
+            "reconcile_errors == 0": result["reconcile_errors"] == 0,
         }
         if self.catalog.sellers:
             result["goals"]["catalog_status_mismatch == 0"] = result["catalog_status_mismatch"] == 0

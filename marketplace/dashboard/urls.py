@@ -1,6 +1,7 @@
 from django.urls import path
 
 from marketplace.dashboard import action_views, bulk_views, export_views, returns_views, views
+from marketplace.reconcile import staff_views as reconcile_views
 
 app_name = "dashboard"
 
@@ -19,6 +20,17 @@ urlpatterns = [
     ),
     path("sellers/<int:seller_id>/refresh/", action_views.seller_refresh, name="seller_refresh"),
     path("sellers/<int:seller_id>/pull/", action_views.seller_pull, name="seller_pull"),
+    path(
+        "sellers/<int:seller_id>/reconcile/",
+        reconcile_views.seller_reconcile_now,
+        name="seller_reconcile",
+    ),
+    path("reconcile/", reconcile_views.findings, name="reconcile_findings"),
+    path(
+        "reconcile/findings/<int:finding_id>/settle/",
+        reconcile_views.finding_settle,
+        name="reconcile_finding_settle",
+    ),
     path(
         "sellers/<int:seller_id>/disconnect/",
         action_views.seller_disconnect,

@@ -21,6 +21,8 @@ from prometheus_client.utils import floatToGoString
 
 from marketplace.metrics import readings
 from marketplace.performance import selectors as performance
+from marketplace.reconcile import selectors as reconcile
+from marketplace.reconcile.kinds import KIND_LABELS, MONEY_KINDS
 
 # The names only the hooks report (readings.edrts_statuses_waiting and friends): the alert
 # rules and the dashboard may name them before the hooks return anything.
@@ -67,15 +69,19 @@ class DatabaseCollector:
         yield from self._catalog(now)
         yield from self._hooks(now)
         yield from self._performance(now)
+        yield from self._reconcile(now)
         yield _labelled(
             "marketplace_metrics_window_seconds",
             "The window (seconds) of the metrics that count recent events: "
             'of="platform_calls" for marketplace_platform_calls_recent, '
-            'of="feed_runs" for marketplace_feed_runs_failed_recent.',
+            'of="feed_runs" for marketplace_feed_runs_failed_recent, '
+            'of="reconcile" for marketplace_reconcile_findings_recent and '
+            "marketplace_reconcile_passes_failed_recent.",
             "of",
             {
                 "platform_calls": readings.PLATFORM_CALLS_WINDOW.total_seconds(),
                 "feed_runs": readings.FEED_RUNS_WINDOW.total_seconds(),
+                "reconcile": reconcile.RECENT_WINDOW.total_seconds(),
             },
         )
         yield _gauge(
@@ -247,4 +253,34 @@ class DatabaseCollector:
             "marketplace_performance_scorecards_age_seconds",
             "Seconds since the seller scorecards were last computed (0 before the first run).",
             (now - refreshed).total_seconds() if refreshed else 0.0,
+        )
+
+    def _reconcile(self, now: datetime) -> Iterator[Metric]:
+        # Every known kind has a series (0 when none), so rules and panels may name any.
+        kinds = dict.fromkeys(KIND_LABELS, 0)
+        open_by_kind = reconcile.open_counts_by_kind()
+        yield _labelled(
+            "marketplace_reconcile_findings_open",
+            "Reconciliation findings left to staff and not settled yet, by kind.",
+            "kind",
+            {**kinds, **open_by_kind},
+        )
+        yield _labelled(
+            "marketplace_reconcile_findings_recent",
+            "Reconciliation findings recorded in the window (marketplace_metrics_window_seconds"
+            '{of="reconcile"}), by kind, whatever was done about them.',
+            "kind",
+            {**kinds, **reconcile.findings_recent_by_kind(now=now)},
+        )
+        yield _gauge(
+            "marketplace_reconcile_money_findings_open",
+            "Open reconciliation findings about money (a refund or return our ledger and the "
+            "platform disagree on): nothing is paid until staff settle them.",
+            sum(n for kind, n in open_by_kind.items() if kind in MONEY_KINDS),
+        )
+        yield _gauge(
+            "marketplace_reconcile_passes_failed_recent",
+            "Reconciliation passes that ended with an error in the window (the platform "
+            "refused or failed, a revoked grant); skipped passes are not counted.",
+            reconcile.passes_failed_recent(now=now),
         )

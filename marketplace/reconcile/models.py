@@ -40,7 +40,13 @@ class ReconcileRun(models.Model):
 
     class Meta:
         ordering = ["-started_at", "-id"]
-        indexes = [models.Index(fields=["seller", "-started_at"], name="recon_run_seller_recent")]
+        indexes = [
+            models.Index(fields=["seller", "-started_at"], name="recon_run_seller_recent"),
+            # /metrics' passes that ended with an error lately: only those rows.
+            models.Index(
+                fields=["-started_at"], condition=~Q(error=""), name="recon_run_failed_recent"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"reconcile {self.seller_id} at {self.started_at:%Y-%m-%d %H:%M}"
@@ -79,6 +85,8 @@ class Finding(models.Model):
     action = models.CharField(max_length=20, choices=FindingAction.choices)
     status = models.CharField(max_length=20, choices=FindingStatus.choices)
     note = models.TextField(blank=True)
+    # Staff's settlement of a finding left to them: their note, who and when.
+    staff_note = models.TextField(blank=True)
     settled_by = models.CharField(max_length=150, blank=True)
     settled_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -88,6 +96,8 @@ class Finding(models.Model):
         indexes = [
             models.Index(fields=["seller", "-created_at"], name="recon_finding_seller_recent"),
             models.Index(fields=["kind", "-created_at"], name="recon_finding_kind_recent"),
+            # /metrics and the overview: the last day's findings, whatever their kind.
+            models.Index(fields=["-created_at"], name="recon_finding_recent"),
             models.Index(
                 fields=["-created_at"],
                 condition=Q(status="open"),

@@ -117,6 +117,7 @@ class ReverseForm(ActionForm):
 class RefundLedgerEntryAdmin(ReadOnlyAdmin[RefundLedgerEntry]):
     list_display = [
         "id",
+        "payment_key",
         "order",
         "order_line",
         "amount_in_unit",
@@ -126,6 +127,8 @@ class RefundLedgerEntryAdmin(ReadOnlyAdmin[RefundLedgerEntry]):
         "created_at",
     ]
     list_filter = ["currency"]
+    # The payments side looks an entry up by the key it paid against.
+    search_fields = ["=payment_key", "order__mp_order_number"]
     list_select_related = ["order", "order_line"]
     raw_id_fields = ["order", "order_line", "refund", "return_request", "reverses"]
     actions = ["mark_paid_out", "reverse"]

@@ -7,7 +7,8 @@
   pulled, with our decision.
 * ``RefundLedgerEntry``: what the marketplace owes the buyer, one row per accepted refund
   or return and order line, written in the same transaction as the decision; unique, so a
-  repeat can never write a second row. ``paid_out_at`` is set by the payments side.
+  repeat can never write a second row. ``payment_key`` (``payment_keys.py``) is what the
+  payments side pays against; ``paid_out_at`` is set by the payments side.
 * ``PlatformStep``: the outbox of returns and refunds: every call the platform must get
   (push a return, mark complete, report errors) is a row with a state and a next-attempt
   time, written in the transaction that makes it necessary.
@@ -26,6 +27,7 @@ from django.db.models.expressions import Combinable
 
 from marketplace.outbox.models import OutboxItem
 from marketplace.returns.amounts import MONEY_DECIMAL_PLACES, MONEY_MAX_DIGITS, in_unit
+from marketplace.returns.payment_keys import PAYMENT_KEY_MAX_LENGTH
 
 if TYPE_CHECKING:
     from marketplace.orders.models import Order
@@ -64,6 +66,10 @@ class Decided(models.Model):
     # What we reported when refused ([{code, message, problem}], a return's also naming
     # its ``mp_return_line_number``); a refund's are kept after a correction, for people.
     errors = models.JSONField(default=list, blank=True)
+    # Accepted from the platform's record after a database restore (the platform already
+    # showed it complete: ``reconcile/after_restore.py``), not by a pull's decision; no
+    # platform call was made for it.
+    recorded_after_restore = models.BooleanField(default=False)
 
     class Meta:
         abstract = True
@@ -309,6 +315,9 @@ class RefundLedgerEntry(models.Model):
     ``reverses``, with the staff user and the reason (``services/ledger.py``)."""
 
     order = models.ForeignKey("orders.Order", on_delete=models.PROTECT, related_name="ledger")
+    # What the payments side pays against (``payment_keys.py``): from the platform's
+    # refund or return and the line, so a row rebuilt after a restore has the same key.
+    payment_key = models.CharField(max_length=PAYMENT_KEY_MAX_LENGTH, unique=True)
     order_line = models.ForeignKey(
         "orders.OrderLine", on_delete=models.PROTECT, related_name="ledger_entries"
     )

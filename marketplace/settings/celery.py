@@ -18,6 +18,7 @@ from marketplace.settings.tuning import (
     EDRTS_SWEEP_SECONDS,
     FEED_INGEST_TIME_LIMIT,
     PULL_FAN_OUT_EVERY_SECONDS,
+    RECONCILE_TICK_SECONDS,
 )
 
 # The database is the truth for pending work; the broker only wakes workers, and beat
@@ -81,6 +82,7 @@ CELERY_TASK_ROUTES = {
     "marketplace.sync.tasks.seller_pull_task": {"queue": "pull"},
     "marketplace.sync.tasks.seller_after_sale_pull_task": {"queue": "pull"},
     "marketplace.returns.tasks.return_steps_drain_task": {"queue": "push"},
+    "marketplace.reconcile.tasks.seller_reconcile_task": {"queue": "pull"},
     "sellers.tasks.connection_refresh_task": {"queue": "tokens"},
     # Catalog work (a 100 000-row feed's ingestion, the catalog's sweeps): its own queue,
     # so a big or poisonous feed never delays pushes or token refreshes. Production runs
@@ -183,6 +185,12 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "schedule": 600.0,
     },
     # Done return steps, per-order sync history, "Pull now" requests past their retention.
+    # Reconciliation with the platform: the sellers whose daily slot fell since the last
+    # tick (marketplace/reconcile/schedule.py); each pass runs as its own task.
+    "reconcile-tick": {
+        "task": "marketplace.reconcile.tasks.reconcile_tick_task",
+        "schedule": RECONCILE_TICK_SECONDS,
+    },
     "traffic-tables-prune": {
         "task": "marketplace.privacy.tasks.traffic_tables_prune_task",
         "schedule": 86400.0,

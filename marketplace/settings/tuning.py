@@ -278,3 +278,16 @@ PERFORMANCE_THRESHOLDS: dict[str, float] = {
     "authorization_days_median": 2.0,
     "authorization_days_p90": 7.0,
 }
+
+# --- reconciliation with the platform (marketplace/reconcile) ---
+# A pass compares every open order, return and refund of a seller with the platform, and a
+# bounded sample of recently closed ones: closed within this many days, at most this many
+# orders (newest first). The sample rides along with open work; a seller with nothing open
+# costs no platform call.
+RECONCILE_CLOSED_DAYS = 7
+RECONCILE_CLOSED_SAMPLE = 50
+# Beat's tick: every seller with open work gets one slot in the day (a hash of its id);
+# each tick passes the sellers whose slot fell since the last tick, looking this many
+# seconds further back so a missed tick (a beat restart) still runs them.
+RECONCILE_TICK_SECONDS: float = 600.0
+RECONCILE_LOOKBACK_SECONDS: float = 3600.0

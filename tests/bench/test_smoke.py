@@ -120,6 +120,10 @@ def test_soak_smoke_loses_and_duplicates_nothing(tmp_path: Path) -> None:
     assert soak["refused_without_code"] == 0
     assert soak["ledger_over_line_paid"] == 0
     assert soak["refused_within_cost"] == 0
+    # Last, a reconciliation pass over every order of the run finds nothing (issue 34).
+    assert soak["reconcile_compared"]["orders"] > 0
+    assert soak["reconcile_findings"] == 0, soak["reconcile_findings_examples"]
+    assert soak["reconcile_errors"] == 0, soak["reconcile_errors_examples"]
     # The catalog side: feed runs ingested, every product's status equal on both sides.
     assert soak["catalog_products"] > 0
     assert soak["catalog_rows_rejected"] > 0

@@ -97,6 +97,7 @@ class AppWorld:
     run: FeedRun
     step_id: int
     problem_id: int
+    finding_id: int
 
     def arguments(self) -> dict[str, Any]:
         """The value of each URL argument a route may take, by the argument's name."""
@@ -107,6 +108,7 @@ class AppWorld:
             "run_id": self.run.pk,
             "step_id": self.step_id,
             "problem_id": self.problem_id,
+            "finding_id": self.finding_id,
             "kind": "late",  # the orders behind a performance figure
         }
 
@@ -210,7 +212,27 @@ def _app_world(staff_user: Any) -> AppWorld:
         run=run,
         step_id=_after_sale(order),
         problem_id=_record_problem(order),
+        finding_id=_finding(order),
     )
+
+
+def _finding(order: Any) -> int:
+    """A reconciliation finding left to staff, with long values in both versions."""
+    from marketplace.reconcile.models import Finding, ReconcileRun
+
+    run = ReconcileRun.objects.create(seller=order.seller, trigger="schedule")
+    return Finding.objects.create(
+        run=run,
+        seller=order.seller,
+        kind="refund_not_in_ledger",
+        object_type="refund",
+        object_key=f"{order.mp_order_number}/refund " + "9" * 30,
+        ours={"ledger": "0", "note": LONG_URL},
+        theirs={"status": "COMPLETE", "merchant_refund_lines": [{"reason": LONG_URL}]},
+        action="staff",
+        status="open",
+        note="the platform shows it complete; our ledger lacks it " + LONG_URL,
+    ).pk
 
 
 def _after_sale(order: Any) -> int:
@@ -280,7 +302,12 @@ def _after_sale(order: Any) -> int:
         decided_at=timezone.now(),
     )
     RefundLedgerEntry.objects.create(
-        order=order, order_line=line, refund=accepted, currency="EUR", amount=Decimal("5.00")
+        order=order,
+        order_line=line,
+        refund=accepted,
+        currency="EUR",
+        amount=Decimal("5.00"),
+        payment_key=f"refund:{order.mp_order_number}:{accepted.refund_id}:{line.mp_line_number}",
     )
     step = PlatformStep.objects.create(
         kind="complete_refund",

@@ -301,7 +301,7 @@ def _pull_order(
     if updated is not None and order.platform_seller_updated_at == updated:
         result.unchanged += 1
         return True  # the platform says so itself (it need not send this field)
-    body = _listed_fulfillment(entry) if entry else None
+    body = listed_fulfillment_body(entry) if entry else None
     try:
         if body is None:
             body = _with_retries(lambda: client.get_fulfillments(order.mp_order_number), result)
@@ -334,7 +334,7 @@ def _pull_order(
     return True
 
 
-def _listed_fulfillment(entry: dict[str, Any]) -> dict[str, Any] | None:
+def listed_fulfillment_body(entry: dict[str, Any]) -> dict[str, Any] | None:
     """The fulfillment body as ``/fulfillments`` would give it, from a listed order, or
     None when the listing does not carry it (then it is fetched)."""
     lines = entry.get("fulfillments")

@@ -44,6 +44,7 @@ from marketplace.returns.checks import LineCost, Verdict, refund_check
 from marketplace.returns.models import (
     Decision,
     RefundLedgerEntry,
+    RefundStatus,
     Return,
     ReturnLine,
     ReturnStatus,
@@ -53,6 +54,7 @@ from marketplace.returns.models import (
 )
 from marketplace.returns.money import ZERO, line_paid
 from marketplace.returns.money_lines import MoneyLine, RefundAmounts, return_refund_lines_read
+from marketplace.returns.payment_keys import refund_payment_key, return_payment_key
 from marketplace.returns.problems import Problem, platform_code, platform_message
 from marketplace.returns.problems import RefundProblemCode as ProblemCode
 from marketplace.returns.services.steps import step_add
@@ -74,10 +76,26 @@ class _Side:
     report_digest: str = ""
     line_labels: frozenset[str] | None = None
     saved: tuple[str, ...] = ()
+    # After a restore: the platform already shows it complete (``after_restore_accept``).
+    complete_status: str = ""
 
 
-def refund_decide(*, refund_pk: int) -> str:
-    """Decide a seller's refund (idempotent: a decided refund is left as it is)."""
+class RestoreDisagrees(Exception):
+    """After a restore, the platform's completed record does not pass our checks (the
+    amounts disagree with what the order and the ledger allow): nothing is written, staff
+    settle it."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__("; ".join(f"{p.code}: {p.message}" for p in problems))
+        self.problems = problems
+
+
+def refund_decide(*, refund_pk: int, after_restore: bool = False) -> str:
+    """Decide a seller's refund (idempotent: a decided refund is left as it is).
+
+    ``after_restore``: the platform shows it ``COMPLETE`` and we lost our decision with a
+    database restore: accepted from its record (``RestoreDisagrees`` if it does not pass
+    the checks), no platform step, marked ``recorded_after_restore``."""
     with transaction.atomic():
         refund = SellerRefund.objects.select_for_update().select_related("order").get(pk=refund_pk)
         if refund.decision:
@@ -91,16 +109,20 @@ def refund_decide(*, refund_pk: int) -> str:
             version=refund.version,
             complete_digest=refund.lines_digest,
             report_digest=refund.lines_digest,
+            complete_status=RefundStatus.COMPLETE if after_restore else "",
         )
         _decide(subject=refund, side=side, lines=lines, problems=problems)
         return refund.decision
 
 
-def return_decide(*, return_pk: int, refund_lines: object, judged_digest: str = "") -> str:
+def return_decide(
+    *, return_pk: int, refund_lines: object, judged_digest: str = "", after_restore: bool = False
+) -> str:
     """Decide a REFUNDED return from the seller's amounts: ``.../refunds``'s
     ``merchant_refund_lines`` as the platform sent them (read strictly here).
     ``judged_digest`` names them as sent, so an errors call is sent only while the
-    platform still holds them. Idempotent."""
+    platform still holds them. Idempotent. ``after_restore``: as ``refund_decide``'s (the
+    platform shows the return ``COMPLETED``)."""
     with transaction.atomic():
         return_request = (
             Return.objects.select_for_update().select_related("order").get(pk=return_pk)
@@ -122,6 +144,7 @@ def return_decide(*, return_pk: int, refund_lines: object, judged_digest: str = 
             report_digest=judged_digest,
             line_labels=frozenset(ours),
             saved=("status",),
+            complete_status=ReturnStatus.COMPLETED if after_restore else "",
         )
         _decide(subject=return_request, side=side, lines=lines, problems=problems)
         return return_request.decision
@@ -232,10 +255,16 @@ def _decide(
         verdict = refund_check(
             lines=lines, costs=costs, currency=currency, excess_code=side.excess_code
         )
+    if side.complete_status:
+        _after_restore_accept(
+            subject=subject, side=side, verdict=verdict, lines=lines, ids=line_ids
+        )
+        return
     subject.decided_at = timezone.now()
     if verdict.accepted:
         subject.decision = Decision.ACCEPTED
         _ledger_write(
+            subject=subject,
             side=side,
             verdict=verdict,
             lines=lines,
@@ -264,6 +293,43 @@ def _decide(
             judged_digest=side.report_digest,
         )
     subject.save(update_fields=["decision", "decided_at", "errors", *side.saved, "updated_at"])
+
+
+def _after_restore_accept(
+    *,
+    subject: SellerRefund | Return,
+    side: _Side,
+    verdict: Verdict,
+    lines: Sequence[MoneyLine],
+    ids: dict[str, int],
+) -> None:
+    """Accept what the platform already shows complete, from its record: the ledger rows
+    (never a second row for a key already there: the caller checked, the unique key
+    refuses), the platform's state, no step (no call is due: it is complete there)."""
+    if not verdict.accepted:
+        raise RestoreDisagrees(verdict.problems)
+    subject.decided_at = timezone.now()
+    subject.decision = Decision.ACCEPTED
+    subject.recorded_after_restore = True
+    subject.status = side.complete_status
+    _ledger_write(
+        subject=subject,
+        side=side,
+        verdict=verdict,
+        lines=lines,
+        line_ids=ids,
+        order_id=subject.order_id,
+        currency=subject.order.currency,
+    )
+    subject.save(
+        update_fields=[
+            "decision",
+            "decided_at",
+            "status",
+            "recorded_after_restore",
+            "updated_at",
+        ]
+    )
 
 
 def _costs(
@@ -307,6 +373,7 @@ def _tidy(amount: Decimal, currency: str) -> Decimal:
 
 def _ledger_write(
     *,
+    subject: SellerRefund | Return,
     side: _Side,
     verdict: Verdict,
     lines: Sequence[MoneyLine],
@@ -329,12 +396,27 @@ def _ledger_write(
             return_request_id=side.return_id,
             currency=currency,
             amount=amount,
+            payment_key=_payment_key(subject, number),
             detail={
                 name: str(in_unit(value, currency))
                 for name, value in details.get(number, {}).items()
             },
         )
         for number, amount in sorted(verdict.takes.items())
+    )
+
+
+def _payment_key(subject: SellerRefund | Return, mp_line_number: str) -> str:
+    if isinstance(subject, SellerRefund):
+        return refund_payment_key(
+            mp_order_number=subject.order.mp_order_number,
+            refund_id=subject.refund_id,
+            mp_line_number=mp_line_number,
+        )
+    return return_payment_key(
+        mp_order_number=subject.order.mp_order_number,
+        mp_return_number=subject.mp_return_number,
+        mp_line_number=mp_line_number,
     )
 
 

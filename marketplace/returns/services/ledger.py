@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from marketplace.returns.models import (
@@ -25,6 +26,7 @@ from marketplace.returns.models import (
     PlatformStep,
     RefundLedgerEntry,
 )
+from marketplace.returns.payment_keys import reversal_payment_key
 from marketplace.returns.services.steps import step_retry
 
 
@@ -40,25 +42,45 @@ def money_action_record(
     )
 
 
-def ledger_mark_paid_out(*, entry_ids: Iterable[int], actor: str) -> int:
-    """Mark these entries paid out (those not paid yet); returns how many were marked."""
+def ledger_mark_paid_out(
+    *, actor: str, entry_ids: Iterable[int] = (), payment_keys: Iterable[str] = ()
+) -> int:
+    """Mark these entries paid out (those not paid yet), named by id or by
+    ``payment_key`` (what the payments side pays against: after a restore it re-applies
+    its marks by key, ``payment_keys.py``); returns how many were marked."""
     ids = sorted(set(entry_ids))
+    keys = sorted({key.strip() for key in payment_keys if key.strip()})
     with transaction.atomic():
         marked = list(
             RefundLedgerEntry.objects.select_for_update()
-            .filter(pk__in=ids, paid_out_at__isnull=True)
-            .values_list("pk", flat=True)
+            .filter(Q(pk__in=ids) | Q(payment_key__in=keys), paid_out_at__isnull=True)
+            .order_by("pk")
+            .values_list("pk", "payment_key")
         )
-        RefundLedgerEntry.objects.filter(pk__in=marked, paid_out_at__isnull=True).update(
-            paid_out_at=timezone.now(), paid_out_by=actor[:150]
-        )
+        RefundLedgerEntry.objects.filter(
+            pk__in=[pk for pk, _ in marked], paid_out_at__isnull=True
+        ).update(paid_out_at=timezone.now(), paid_out_by=actor[:150])
+        detail: dict[str, Any] = {"asked": ids, "marked": [pk for pk, _ in marked]}
+        if keys:
+            detail["asked_keys"] = keys
+            detail["marked_keys"] = [key for _, key in marked]
         money_action_record(
             kind=MoneyActionKind.MARK_PAID_OUT,
             actor=actor,
             subject=f"{len(marked)} ledger entries",
-            detail={"asked": ids, "marked": marked},
+            detail=detail,
         )
     return len(marked)
+
+
+def ledger_keys_missing(*, payment_keys: Iterable[str]) -> list[str]:
+    """The keys the ledger does not hold (after a restore: a row the after-restore
+    reconciliation has not rebuilt yet; its mark must be applied again once it is)."""
+    keys = {key.strip() for key in payment_keys if key.strip()}
+    held = set(
+        RefundLedgerEntry.objects.filter(payment_key__in=keys).values_list("payment_key", flat=True)
+    )
+    return sorted(keys - held)
 
 
 def ledger_reverse(*, entry_id: int, actor: str, reason: str) -> RefundLedgerEntry:
@@ -81,6 +103,7 @@ def ledger_reverse(*, entry_id: int, actor: str, reason: str) -> RefundLedgerEnt
             return_request_id=entry.return_request_id,
             currency=entry.currency,
             amount=-entry.amount,
+            payment_key=reversal_payment_key(entry.payment_key),
             detail={"reverses": entry.pk},
             reverses=entry,
             reason=reason,

@@ -12,7 +12,17 @@ from django.db.models import Model
 from django.test import Client
 from django.utils.text import capfirst
 
-OURS = ("sellers", "platform", "orders", "returns", "dashboard", "catalog", "portal", "privacy")
+OURS = (
+    "sellers",
+    "platform",
+    "orders",
+    "returns",
+    "dashboard",
+    "catalog",
+    "portal",
+    "privacy",
+    "reconcile",
+)
 # A plural Django made by adding "s" where English does not.
 WRONG_PLURALS = re.compile(r"(?:[^aeiou]ys|sss|sents|xs|chs|shs|skus|apis?\b|\bo auth)\b")
 

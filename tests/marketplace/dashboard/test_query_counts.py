@@ -24,7 +24,8 @@ SIZES = {"small": (3, 10), "large": (30, 300)}
 STAFF_PAGES: dict[str, tuple[Any, int]] = {
     # (12: the attention lists include sellers whose pulls keep failing; 14: the cards
     # people act on, connections and not-synced orders, are read live besides.)
-    "overview": (lambda w: "/dashboard/", 16),  # +1: the API access banner
+    # +1: the API access banner; +2: the reconciliation panel (open and last day by kind)
+    "overview": (lambda w: "/dashboard/", 18),
     "overview-live": (lambda w: "/dashboard/live/", 14),
     "sellers": (lambda w: "/dashboard/sellers/", 5),
     "sellers-filtered": (
@@ -32,7 +33,8 @@ STAFF_PAGES: dict[str, tuple[Any, int]] = {
         5,
     ),
     "sellers-by-last-pull": (lambda w: "/dashboard/sellers/?sort=-last_pull&page=2", 5),
-    "seller": (lambda w: f"/dashboard/sellers/{w.seller_with_orders().id}/", 13),  # +1: catalog
+    # +1: catalog; +2: reconciliation (the last pass, open findings)
+    "seller": (lambda w: f"/dashboard/sellers/{w.seller_with_orders().id}/", 15),
     "seller-live": (lambda w: f"/dashboard/sellers/{w.seller_with_orders().id}/live/", 5),
     # +1: the page's lines (each order's total)
     "orders": (lambda w: "/dashboard/orders/", 6),

@@ -73,6 +73,7 @@ def completed_return(order: Order, *, number: str = "RET-7", refunded: str = "12
         return_request=ret,
         currency=order.currency,
         amount=Decimal(refunded),
+        payment_key=f"return:{order.mp_order_number}:{ret.mp_return_number}:{line.mp_line_number}",
     )
     return ret
 

@@ -96,6 +96,7 @@ def buyer_order(
                 return_request=ret,
                 currency=order.currency,
                 amount=Decimal("14.83"),
+                payment_key=f"return:{order.mp_order_number}:{ret.mp_return_number}:{line.mp_line_number}",
             )
     if refund:
         SellerRefund.objects.create(

@@ -158,6 +158,7 @@ def test_the_database_refuses_a_negative_entry_that_reverses_nothing(
             ),
             currency="EUR",
             amount=D("-5.00"),
+            payment_key="refund:negative",
         )
 
 
@@ -329,11 +330,12 @@ def test_on_sqlite_too_an_update_or_delete_is_refused_and_paid_out_is_set_once()
             cursor.execute("PRAGMA foreign_keys = OFF")  # the orders' tables are not here
             cursor.execute(
                 f"INSERT INTO {LEDGER} (order_id, order_line_id, refund_id, currency, amount, "
-                "detail, reason, created_by, paid_out_by, created_at) "
-                "VALUES (1, 1, 1, 'EUR', '20.00', '{}', '', '', '', '2026-01-01')"
+                "detail, reason, created_by, paid_out_by, created_at, payment_key) "
+                "VALUES (1, 1, 1, 'EUR', '20.00', '{}', '', '', '', '2026-01-01', 'refund:M:1:1')"
             )
             for sql in (
                 f"UPDATE {LEDGER} SET amount = '0'",
+                f"UPDATE {LEDGER} SET payment_key = 'refund:M:1:2'",
                 f"UPDATE {LEDGER} SET order_line_id = 2",
                 f"UPDATE {LEDGER} SET paid_out_at = '2026-01-02', amount = '1'",
                 f"DELETE FROM {LEDGER}",

@@ -224,7 +224,12 @@ def test_the_ledger_refuses_a_second_row_for_the_same_refund_and_line() -> None:
     entry = RefundLedgerEntry.objects.get()
     with pytest.raises(IntegrityError), transaction.atomic():
         RefundLedgerEntry.objects.create(
-            order=order, order_line=entry.order_line, refund=refund, currency="EUR", amount=1
+            order=order,
+            order_line=entry.order_line,
+            refund=refund,
+            currency="EUR",
+            amount=1,
+            payment_key="another key: the per refund and line constraint refuses it",
         )
 
 

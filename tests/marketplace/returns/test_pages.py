@@ -55,6 +55,8 @@ def test_the_waiting_list_shows_stuck_calls_unanswered_refused_and_unpaid_and_re
     assert "RET-9" in text
     assert "EXCESS_ITEM_REFUND" in text
     assert '<td class="num nowrap">€5.00</td>' in text  # the unpaid ledger entry
+    key = RefundLedgerEntry.objects.get().payment_key
+    assert f'<code class="small">{key}</code>' in text  # what the payments side pays against
     assert 'id="retry-step-' in text
     assert "data-confirm" not in text  # a retry is harmless: it asks nothing
     step = PlatformStep.objects.get(kind="complete_refund")
