@@ -154,8 +154,8 @@ def test_the_unpaid_export_lists_keys_and_amounts(wakes: list[str]) -> None:
     assert rows[1].startswith("refund:MP-K5:74:1,MP-K5,1,EUR,5.00,")
 
 
-BEFORE = [("returns", "0005_pull_state_moved_to_sync")]
-AFTER = [("returns", "0006_ledger_payment_key")]
+BEFORE = [("returns", "0006_return_authorized_at")]
+AFTER = [("returns", "0007_ledger_payment_key")]
 
 
 def _migrate(targets: list[tuple[str, str]]) -> Any:

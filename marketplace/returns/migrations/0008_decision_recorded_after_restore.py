@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('returns', '0006_ledger_payment_key'),
+        ('returns', '0007_ledger_payment_key'),
     ]
 
     operations = [

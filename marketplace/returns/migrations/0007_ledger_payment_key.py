@@ -57,7 +57,7 @@ def keys_backfill(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("returns", "0005_pull_state_moved_to_sync"),
+        ("returns", "0006_return_authorized_at"),
     ]
 
     operations = [
