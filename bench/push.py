@@ -4,9 +4,11 @@ Both sides PUT the same payloads (``order_payload`` of the same orders) to a fre
 sandbox with the same concurrency (the worker's ``--concurrency`` = the loop's threads),
 so the sandbox does the same work (creates) for both.
 
-Baseline and worker alternate for ``rounds`` rounds (default 3) on the same orders; the
-round with the median ratio is reported and every round is kept in the results, so one
-noisy minute on a shared machine does not decide the figure.
+Baseline and worker alternate for ``rounds`` rounds (default 9) on the same orders, each
+side going first in every other round (a machine growing busier or quieter during a round
+then weighs on both sides alike); the round with the median ratio is reported with the
+quartiles of all rounds' ratios and each round's load average, and every round is kept in
+the results, so one noisy minute on a shared machine does not decide the figure.
 
 * baseline: threads, one keep-alive ``requests.Session`` each, PUT every payload.
 * worker: the orders' sync rows are pending; the worker is started and ready, then the
@@ -15,7 +17,8 @@ noisy minute on a shared machine does not decide the figure.
   is ``synced``. Waking is inside the measured time.
 
 ``--profile N`` also drains N extra orders in this process under cProfile (one drain,
-sequential calls) and prints where the time goes.
+sequential calls) and prints where the time goes (``BENCH_P1_PROFILE_DUMP=<file>`` keeps
+the stats for ``pstats``: callers, cumulative times).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import cProfile
 import io
 import os
 import pstats
+import statistics
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,6 +50,13 @@ if TYPE_CHECKING:
     from django.db.models import QuerySet
 
 
+def _quartiles(values: list[float]) -> list[float]:
+    if len(values) < 4:
+        return [values[0], values[-1]]
+    low, _, high = statistics.quantiles(values, n=4)
+    return [round(low, 3), round(high, 3)]
+
+
 def _per_order(cpu_seconds: dict[str, float], orders: int) -> dict[str, float]:
     return {name: round(seconds * 1000 / orders, 2) for name, seconds in cpu_seconds.items()}
 
@@ -63,6 +74,8 @@ def _profile(env: BenchEnvironment, order_ids: list[int]) -> str:
         orders_push_drain(seconds=3600)
         profiler.disable()
     elapsed = time.perf_counter() - started
+    if dump := os.environ.get("BENCH_P1_PROFILE_DUMP"):
+        profiler.dump_stats(dump)  # for pstats: callers, cumulative times
     out = io.StringIO()
     stats = pstats.Stats(profiler, stream=out).sort_stats("tottime")
     stats.print_stats(35)
@@ -133,68 +146,84 @@ def run(
     ready_seconds = worker.start()
     log(f"P1 worker ready in {ready_seconds:.1f}s")
     measured: list[dict[str, Any]] = []
+
+    def baseline_round(number: int) -> tuple[float, dict[str, float]]:
+        # The same PUTs from a bare loop, tokens minted for the same sellers.
+        sandbox.reset(keep_accounts=True)
+        tokens = [sandbox.mint_tokens(CLIENT_ID, name)["access_token"] for name in names]
+        jobs = [(tokens[i], n, payload) for i, n, payload in payloads]
+        log(f"P1 round {number}/{rounds}: baseline, {orders} PUTs, {concurrency} sessions")
+        meter = CpuMeter(
+            trees={"sandbox": sandbox.pid},
+            pids={"client": os.getpid()},
+            names={"postgres": "postgres", "redis": "redis-server"},
+        )
+        meter.start()
+        seconds = orders_put(sandbox.api_url, jobs, concurrency, what="baseline PUTs")
+        return seconds, meter.stop()
+
+    def worker_round(number: int) -> tuple[float, float, dict[str, float]]:
+        # A clean sandbox again, real grants in the vault, rows pending.
+        sandbox.reset(keep_accounts=True)
+        for seller, name in zip(bench_sellers, names, strict=True):
+            seller_connect(sandbox, seller, name)
+        OrderSync.objects.filter(**in_range).update(
+            status=OrderSync.Status.PENDING,
+            pushed_version=0,
+            last_pushed_at=None,
+            next_attempt_at=timezone.now(),  # as intake writes it: due now
+        )
+        log(f"P1 round {number}/{rounds}: worker, waking {orders} pushes")
+        meter = CpuMeter(
+            trees={"sandbox": sandbox.pid, "client": worker.pid},
+            pids={"bench": os.getpid()},
+            names={"postgres": "postgres", "redis": "redis-server"},
+        )
+        meter.start()
+        started = time.perf_counter()
+        with transaction.atomic():
+            for order_id in order_ids:
+                push_enqueue(order_id=order_id)  # one wake-up per order, as intake does
+        enqueued = time.perf_counter() - started
+        # Polled every 50 ms while the clock runs: a range, not a 2000-id IN list, so
+        # the polling takes next to no CPU from the processes being measured.
+        synced = OrderSync.objects.filter(**in_range, status=OrderSync.Status.SYNCED)
+
+        def all_synced(synced: QuerySet[OrderSync] = synced) -> bool:
+            return synced.count() == orders
+
+        wait_until(
+            all_synced,
+            timeout=max(120.0, orders / 5),
+            interval=0.05,
+            what=f"{orders} orders synced ({worker.log_tail(800)})",
+        )
+        seconds = time.perf_counter() - started
+        cpu = meter.stop()
+        at_sandbox = sandbox.state()["orders"]["total"]
+        if at_sandbox != orders:
+            raise RuntimeError(f"sandbox holds {at_sandbox} orders, expected {orders}")
+        return seconds, enqueued, cpu
+
     try:
         for number in range(1, rounds + 1):
-            # Baseline: the same PUTs from a bare loop, tokens minted for the same sellers.
-            sandbox.reset(keep_accounts=True)
-            tokens = [sandbox.mint_tokens(CLIENT_ID, name)["access_token"] for name in names]
-            jobs = [(tokens[i], n, payload) for i, n, payload in payloads]
-            log(f"P1 round {number}/{rounds}: baseline, {orders} PUTs, {concurrency} sessions")
-            meter = CpuMeter(
-                trees={"sandbox": sandbox.pid},
-                pids={"client": os.getpid()},
-                names={"postgres": "postgres", "redis": "redis-server"},
-            )
-            meter.start()
-            baseline_seconds = orders_put(sandbox.api_url, jobs, concurrency, what="baseline PUTs")
-            baseline_cpu = meter.stop()
-
-            # The worker: a clean sandbox again, real grants in the vault, rows pending.
-            sandbox.reset(keep_accounts=True)
-            for seller, name in zip(bench_sellers, names, strict=True):
-                seller_connect(sandbox, seller, name)
-            OrderSync.objects.filter(**in_range).update(
-                status=OrderSync.Status.PENDING,
-                pushed_version=0,
-                last_pushed_at=None,
-                next_attempt_at=timezone.now(),  # as intake writes it: due now
-            )
-            log(f"P1 round {number}/{rounds}: worker, waking {orders} pushes")
-            meter = CpuMeter(
-                trees={"sandbox": sandbox.pid, "client": worker.pid},
-                pids={"bench": os.getpid()},
-                names={"postgres": "postgres", "redis": "redis-server"},
-            )
-            meter.start()
-            started = time.perf_counter()
-            with transaction.atomic():
-                for order_id in order_ids:
-                    push_enqueue(order_id=order_id)  # one wake-up per order, as intake does
-            enqueued = time.perf_counter() - started
-            # Polled every 50 ms while the clock runs: a range, not a 2000-id IN list, so
-            # the polling takes next to no CPU from the processes being measured.
-            synced = OrderSync.objects.filter(**in_range, status=OrderSync.Status.SYNCED)
-
-            def all_synced(synced: QuerySet[OrderSync] = synced) -> bool:
-                return synced.count() == orders
-
-            wait_until(
-                all_synced,
-                timeout=max(120.0, orders / 5),
-                interval=0.05,
-                what=f"{orders} orders synced ({worker.log_tail(800)})",
-            )
-            worker_seconds = time.perf_counter() - started
-            worker_cpu = meter.stop()
-            at_sandbox = sandbox.state()["orders"]["total"]
-            if at_sandbox != orders:
-                raise RuntimeError(f"sandbox holds {at_sandbox} orders, expected {orders}")
+            # The two sides take turns going first (ABBA…): a machine getting busier or
+            # quieter during a round weighs on both sides alike over two rounds.
+            worker_first = number % 2 == 0
+            if worker_first:
+                worker_seconds, enqueued, worker_cpu = worker_round(number)
+                baseline_seconds, baseline_cpu = baseline_round(number)
+            else:
+                baseline_seconds, baseline_cpu = baseline_round(number)
+                worker_seconds, enqueued, worker_cpu = worker_round(number)
             measured.append(
                 {
                     "baseline_orders_per_s": round(orders / baseline_seconds, 1),
                     "worker_orders_per_s": round(orders / worker_seconds, 1),
                     "ratio": round(baseline_seconds / worker_seconds, 3),
+                    "worker_first": worker_first,
                     "enqueue_seconds": round(enqueued, 2),
+                    "load_average": round(os.getloadavg()[0], 2),
                     # CPU ms per order by process group: where the two runs differ, and why.
                     "baseline_cpu_ms_per_order": _per_order(baseline_cpu, orders),
                     "worker_cpu_ms_per_order": _per_order(worker_cpu, orders),
@@ -206,6 +235,7 @@ def run(
 
     # The round with the median ratio stands for the run; every round is kept.
     middle = sorted(measured, key=lambda r: r["ratio"])[len(measured) // 2]
+    ratios = sorted(r["ratio"] for r in measured)
     result: dict[str, Any] = {
         "orders": orders,
         "concurrency": concurrency,
@@ -213,7 +243,14 @@ def run(
         "broker": "redis" if env.broker != "filesystem" else "filesystem",
         "database": env.vendor,
         **middle,
-        "goal_ratio": 0.85,
+        # The spread says how far one run's median can be trusted (quartiles of the
+        # rounds' ratios; with fewer than 4 rounds, their range).
+        "ratio_quartiles": _quartiles(ratios),
+        "load_average_range": [
+            min(r["load_average"] for r in measured),
+            max(r["load_average"] for r in measured),
+        ],
+        "goal_ratio": 0.95,
         "calls_in_flight": concurrency,
         "rounds": measured,
     }

@@ -143,3 +143,12 @@ def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
             "--disable-sync",
         ],
     }
+
+
+@pytest.fixture(autouse=True)
+def _embargo_copy_forgotten() -> None:
+    # Tests wipe Redis keys and roll back rows between tests; a process's copy of the
+    # embargoes it read (marketplace/platform/embargo_cache.py) must not outlive them.
+    from marketplace.platform.embargo_cache import CACHE
+
+    CACHE.forget()

@@ -27,7 +27,7 @@ SUCCESS_EXCERPT_CHARS = 300
 RETENTION = timedelta(days=14)
 
 # Keys whose values never reach the call log, in requests or answers of any API group
-# (``transport.scrub_secrets`` replaces them, case-blind, at any depth): the buyer's
+# (``scrub.scrub_secrets`` replaces them, case-blind, at any depth): the buyer's
 # personal data. The order and the return hold it; the log is for reading what went
 # wrong, not who bought. Free text goes too: buyers write phone numbers and door codes
 # into notes, and a return's reason is the buyer's own words. README, "Buyers' personal

@@ -38,7 +38,11 @@ import requests
 from django.conf import settings
 from requests.adapters import HTTPAdapter
 
-from marketplace.platform.calllog import PERSONAL_KEYS, platform_call_record
+from marketplace.platform.calllog import (
+    EXCERPT_CHARS,
+    SUCCESS_EXCERPT_CHARS,
+    platform_call_record,
+)
 from marketplace.platform.embargo import embargo_set, embargo_wait
 from marketplace.platform.errors import (
     PlatformRateLimited,
@@ -48,27 +52,11 @@ from marketplace.platform.errors import (
     retry_after_seconds,
 )
 from marketplace.platform.rate_budget import budget_acquire
+from marketplace.platform.scrub import scrubbed_excerpt
 
 logger = logging.getLogger(__name__)
 
 _thread = threading.local()
-
-# Keys whose values never reach the call log, whatever the API group: secrets, and the
-# buyer's details (``calllog.PERSONAL_KEYS``; the order itself holds them).
-SECRET_KEYS = frozenset(
-    {
-        "password",
-        "token",
-        "twofa_token",
-        "api_key",
-        "x-api-key",
-        "access_token",
-        "refresh_token",
-        "client_secret",
-    }
-)
-SCRUBBED = "[REDACTED]"
-OMITTED = "[omitted]"
 
 
 def session_for(base_url: str) -> requests.Session:
@@ -96,36 +84,6 @@ def thread_session(base_url: str) -> requests.Session:
     if session is None:
         session = sessions[base_url] = session_for(base_url)
     return session
-
-
-def _scrubbed_value(key: str, value: Any) -> Any:
-    if key.lower() in SECRET_KEYS:
-        return SCRUBBED
-    if key.lower() in PERSONAL_KEYS:
-        return OMITTED
-    return scrub_secrets(value)
-
-
-def scrub_secrets(value: Any) -> Any:
-    """``value`` with every secret's and buyer detail's value replaced (recursively)."""
-    if isinstance(value, dict):
-        return {k: _scrubbed_value(str(k), v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [scrub_secrets(v) for v in value]
-    return value
-
-
-def scrubbed_excerpt(text: str | None) -> str | None:
-    """A body as the call log may keep it: JSON with secrets scrubbed (``calllog.excerpt``
-    redacts token-like values in it once more); anything else only described, since an
-    unreadable answer may echo secrets in a shape no scrubber knows."""
-    if not text:
-        return text
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return f"[{len(text.encode())} bytes that are not JSON]"
-    return json.dumps(scrub_secrets(data), separators=(",", ":"))
 
 
 class Transport:
@@ -269,6 +227,8 @@ class Transport:
         # A successful call logs no request body: what a push sent is on the order's sync
         # row, and scrubbing a 2 KB order for a 300-character excerpt cost ~5 % of a push.
         succeeded = status is not None and 200 <= status < 300
+        # Only the excerpt's length is scrubbed and encoded (scrub.py).
+        limit = SUCCESS_EXCERPT_CHARS if succeeded else EXCERPT_CHARS
         try:
             platform_call_record(
                 method=method,
@@ -279,8 +239,8 @@ class Transport:
                 order_number=order_number,
                 attempt=attempt,
                 error=error,
-                request_body=None if succeeded else scrubbed_excerpt(request_body),
-                response_body=scrubbed_excerpt(response_body),
+                request_body=None if succeeded else scrubbed_excerpt(request_body, limit=limit),
+                response_body=scrubbed_excerpt(response_body, limit=limit),
             )
         except Exception:  # the call log must never turn a good call into a failure
             logger.exception("could not record a platform call")

@@ -60,6 +60,7 @@ def test_bench_smoke_runs_every_benchmark_and_writes_results(tmp_path: Path) -> 
     assert {"requests_small", "requests_large", "time_ratio"} <= results["p7"].keys()
     assert results["p7"]["requests_small"] == results["p7"]["requests_large"]
     assert {"baseline_orders_per_s", "worker_orders_per_s", "ratio"} <= results["p1"].keys()
+    assert [r["worker_first"] for r in results["p1"]["rounds"]] == [False, True]
     assert {"select_ratio", "refresh_ratio", "refresh_token_reuse"} <= results["p2"].keys()
     assert results["p2"]["refresh_token_reuse"] == 0
     assert {"peak_ratio", "idle_list_requests_per_seller"} <= results["p3"].keys()

@@ -118,6 +118,10 @@ def embargo_clear() -> None:
 
         for key in redis_client().scan_iter("embargo:*"):
             redis_client().delete(key)
+    # And this process's copy of what it read (embargo_cache): a real wait ends by time.
+    from marketplace.platform.embargo_cache import CACHE
+
+    CACHE.forget()
 
 
 @pytest.fixture

@@ -155,3 +155,67 @@ def test_a_503_holds_the_api_user_only_for_its_retry_after_not_the_rate_window(
     with pytest.raises(PlatformUnavailable):
         transport.request("PUT", "/db/7", json_body=[])
     assert 3 < embargo_remaining(holder=transport.holder) <= 5.5
+
+
+def _listening(holder: str) -> None:
+    """Read once (this process keeps the answer) and wait until the listener is in."""
+    from marketplace.platform.embargo_cache import CACHE
+
+    deadline = time.monotonic() + 5
+    while CACHE.remaining(holder) is None:
+        assert time.monotonic() < deadline, "the embargo listener never subscribed"
+        embargo_remaining(holder=holder)
+        time.sleep(0.02)
+
+
+def test_a_wait_another_worker_sets_reaches_this_process_copy_at_once(
+    settings: Any, seller: Any
+) -> None:
+    if not settings.REDIS_URL:
+        pytest.skip("REDIS_URL is not set")
+    from marketplace.platform import embargo
+    from marketplace.platform.embargo_cache import channel
+    from marketplace.redis_client import redis_client
+
+    holder = seller_holder(seller.id)
+    redis_client().delete(f"embargo:{holder}")
+    _listening(holder)
+    assert embargo_remaining(holder=holder) == 0  # from this process's copy
+
+    # What another worker's embargo_set does: Redis, then the announcement (this
+    # process's copy is not touched directly).
+    embargo._redis_set(holder, 2000)
+    redis_client().publish(channel(), holder)
+
+    deadline = time.monotonic() + 1
+    while embargo_remaining(holder=holder) == 0:
+        assert time.monotonic() < deadline, "the announced wait never reached the copy"
+        time.sleep(0.005)
+    assert 1.5 < embargo_remaining(holder=holder) <= 2.01
+
+
+def test_a_read_that_raced_an_announcement_is_not_kept(settings: Any, seller: Any) -> None:
+    if not settings.REDIS_URL:
+        pytest.skip("REDIS_URL is not set")
+    from marketplace.platform.embargo_cache import CACHE
+
+    holder = seller_holder(seller.id)
+    _listening(holder)
+    other = seller_holder(seller.id + 1_000_000)
+    generation = CACHE.generation()  # a read of `other` starts here …
+    CACHE.forget(holder)  # … an announcement arrives while it waits for Redis …
+    CACHE.keep(other, 0.0, generation)  # … so what it read is not kept
+    assert CACHE.remaining(other) is None
+    CACHE.keep(other, 0.0, CACHE.generation())
+    assert CACHE.remaining(other) == 0
+
+
+def test_without_redis_every_check_reads_the_database(settings: Any, seller: Any) -> None:
+    from marketplace.platform.embargo_cache import CACHE
+
+    settings.REDIS_URL = ""
+    holder = seller_holder(seller.id)
+    assert embargo_remaining(holder=holder) == 0
+    assert CACHE.remaining(holder) is None  # nothing kept: no channel to hear waits on
+    embargo_set(holder=holder, seconds=2)
+    assert 1.5 < embargo_remaining(holder=holder) <= 2.01
