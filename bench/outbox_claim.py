@@ -6,7 +6,11 @@ steps, and one EDRTS sender per seller for N sellers. Each round makes every row
 unclaimed again (untimed), then times ``outbox.claim.claim`` alone until every row is
 claimed: drains take batches of the kind's size with ``SKIP LOCKED`` (the order push
 builds each order's payload inside its claim); EDRTS claims one named seller at a time,
-as its drains do. Prints the median milliseconds per item over the rounds.
+as its drains do. The sync's two claims through the same lease (``outbox/lease.py``) are
+timed the same way over one ``SellerSync`` row per seller: the fan-out's claim of due
+sellers (``schedule_claim_due``, batches of ``PULL_FAN_OUT_BATCH``, one statement each)
+and the pull's lease of one seller (``lease_claim``). Prints the median milliseconds per
+item over the rounds.
 """
 
 from __future__ import annotations
@@ -81,7 +85,44 @@ def run(env: BenchEnvironment, *, items: int, rounds: int) -> dict[str, float]:
             claim(EDRTS_SEND, keys=[seller.id], wait=False)
         per_item.append((time.perf_counter() - started) / len(senders))
     edrts = statistics.median(per_item) * 1000
-    return {"order_push_ms": push, "return_step_ms": step, "edrts_send_ms": edrts}
+    fan_out, pull = _sync_claims(senders, rounds)
+    return {
+        "order_push_ms": push,
+        "return_step_ms": step,
+        "edrts_send_ms": edrts,
+        "sync_fan_out_ms": fan_out,
+        "sync_pull_lease_ms": pull,
+    }
+
+
+def _sync_claims(sellers: list[Any], rounds: int) -> tuple[float, float]:
+    """Per seller: the fan-out's claim of due sellers, and a pull's lease of one seller."""
+    from datetime import timedelta
+
+    from django.conf import settings
+    from django.utils import timezone
+
+    from marketplace.sync.models import SellerSync
+    from marketplace.sync.pull_lease import lease_claim
+    from marketplace.sync.schedule import schedule_claim_due
+
+    SellerSync.objects.bulk_create(SellerSync(seller_id=s.id) for s in sellers)
+    fan_out: list[float] = []
+    pull: list[float] = []
+    for _ in range(rounds):
+        SellerSync.objects.update(
+            next_pull_at=timezone.now() - timedelta(seconds=1), claim_token="", lease_until=None
+        )
+        claimed = 0
+        started = time.perf_counter()
+        while taken := schedule_claim_due(limit=settings.PULL_FAN_OUT_BATCH):
+            claimed += len(taken)
+        fan_out.append((time.perf_counter() - started) / claimed)
+        started = time.perf_counter()
+        for seller in sellers:
+            assert lease_claim(seller_id=seller.id) is not None
+        pull.append((time.perf_counter() - started) / len(sellers))
+    return statistics.median(fan_out) * 1000, statistics.median(pull) * 1000
 
 
 def main() -> None:

@@ -9,7 +9,9 @@ the same way for every kind:
 
 * **claim** (``claim.py``): one short transaction locks due rows (``SKIP LOCKED`` on
   Postgres: drains side by side never wait on each other), stamps them with a random
-  token and a lease, and lets the kind build what it will send;
+  token and a lease, and lets the kind build what it will send. The lease itself is
+  ``lease.py``, the one claim-with-lease of the codebase (the sync's pull and fan-out
+  take their rows through it too);
 * **send** (``send.py``): calls the platform with no transaction open, several at once
   if the kind allows, never starting a call that could outlive the lease; a 429 or a dead
   grant holds the rest of that seller's calls;

@@ -1,16 +1,16 @@
 """Claiming outbox rows with a lease, and recording only while the claim holds.
 
-The one claim of the codebase: a short transaction locks the rows (``SKIP LOCKED`` for
-a drain, so drains side by side never wait on each other; named rows wait, ordered by id,
-so two batches cannot deadlock), stamps each with the batch's random token, a lease and
-one more attempt, and lets the kind build what it will send. No lock is held across the
-HTTP call: the lease keeps others off, and a worker that dies leaves a lease that runs
-out; the next claim takes the row again and counts the lost attempt as a failure.
+The outbox's use of the one lease (``lease.py``): a short transaction locks the rows
+(``SKIP LOCKED`` for a drain, so drains side by side never wait on each other; named rows
+wait, ordered by id, so two batches cannot deadlock), stamps each with the batch's random
+token, a lease and one more attempt, and lets the kind build what it will send. No lock
+is held across the HTTP call: the lease keeps others off, and a worker that dies leaves a
+lease that runs out; the next claim takes the row again and counts the lost attempt as a
+failure.
 """
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -21,6 +21,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from marketplace.outbox import lease
 from marketplace.outbox.kind import Answer, Claim, OutboxKind
 from marketplace.outbox.outcomes import SKIPPED, TRANSIENT, WORKER_LOST, Outcome
 
@@ -40,19 +41,8 @@ class Batch:
     looked_at: int = 0
 
 
-def unclaimed(now: datetime) -> Q:
-    return Q(claim_token="") | Q(lease_until__lt=now)
-
-
-def due(kind: OutboxKind, now: datetime) -> Q:
-    """Rows a drain may claim: open, due, and not claimed by a live lease."""
-    # No tolerance: a retry due in a moment is not due yet. A platform's Retry-After of
-    # one second is a promise we keep, not a figure to round away.
-    return kind.open() & Q(next_attempt_at__lte=now) & unclaimed(now)
-
-
 def _skip_reason(kind: OutboxKind, row: Any, now: datetime, force: bool) -> str | None:
-    if row.claim_token and row.lease_until and row.lease_until > now:
+    if lease.is_held(row, now):
         return "claimed"  # another worker is sending; it records (and re-queues) itself
     if kind.is_dead(row) and not force:
         return "failed"  # dead letter: waits for a person
@@ -75,16 +65,20 @@ def claim(
     skips named rows another transaction has locked instead of waiting for them.
     """
     now = timezone.now()
-    batch = Batch(token=secrets.token_hex(16))
+    batch = Batch(token=lease.token_new())
     with transaction.atomic():
-        manager = kind.model._default_manager
+        rows_of = kind.model._default_manager.defer(*kind.claim_defer)
         if keys is not None:
-            locked = manager.defer(*kind.claim_defer).select_for_update(skip_locked=not wait)
-            rows = list(locked.filter(**{f"{kind.key_field()}__in": keys}).order_by("id"))
+            named = rows_of.filter(**{f"{kind.key_field()}__in": keys})
+            rows = lease.lock_named(named, wait=wait)
         else:
-            locked = manager.defer(*kind.claim_defer).select_for_update(skip_locked=True)
-            locked = locked.filter(due(kind, now))
-            rows = list(locked.order_by("next_attempt_at", "id")[:limit])
+            # Open and due (``lock_due`` leaves out rows held by a live lease). No
+            # tolerance: a retry due in a moment is not due yet. A platform's Retry-After
+            # of one second is a promise we keep, not a figure to round away.
+            open_due = rows_of.filter(kind.open() & Q(next_attempt_at__lte=now))
+            rows = lease.lock_due(
+                open_due, now=now, limit=limit, order_by=("next_attempt_at", "id")
+            )
         batch.looked_at = len(rows)
         journal = kind.journal()
         changed: list[Any] = []
@@ -104,8 +98,7 @@ def claim(
                 continue
             if row.claim_token:
                 # The last claim's lease ran out unanswered: its worker was lost.
-                row.claim_token = ""
-                row.lease_until = None
+                lease.clear(row)
                 row.failures += 1
                 row.last_error = WORKER_LOST
                 if row.failures >= kind.max_failures():
@@ -119,11 +112,10 @@ def claim(
         batch.claims = claims
         batch.verdicts.update(verdicts)
         claimed = {c.pk for c in claims}
-        lease_until = now + timedelta(seconds=kind.lease_seconds())
+        until = now + timedelta(seconds=kind.lease_seconds())
         for row in ready:
             if row.pk in claimed:
-                row.claim_token = batch.token
-                row.lease_until = lease_until
+                lease.stamp(row, token=batch.token, until=until)
                 row.attempts += 1
             changed.append(row)
         kind.rows_save(changed, now, claiming=True)
@@ -135,16 +127,12 @@ def claim(
 def holding(kind: OutboxKind, *, pk: int, token: str) -> Iterator[Any]:
     """A transaction with the row locked if it still holds this claim (else ``None``):
     progress is recorded only by the worker whose lease has not been taken over."""
-    with transaction.atomic():
-        manager = kind.model._default_manager
-        yield manager.select_for_update().filter(pk=pk, claim_token=token).first()
+    with lease.holding(kind.model._default_manager.filter(pk=pk), token=token) as row:
+        yield row
 
 
 def release(kind: OutboxKind, batch: Batch) -> int:
     """Give the batch's claims back unrecorded (the sender crashed): due again at once,
     not after the lease."""
-    manager = kind.model._default_manager
     pks = [c.pk for c in batch.claims]
-    return manager.filter(pk__in=pks, claim_token=batch.token).update(
-        claim_token="", lease_until=None
-    )
+    return lease.release(kind.model._default_manager.filter(pk__in=pks), token=batch.token)

@@ -8,6 +8,7 @@ from datetime import datetime
 from django.db.models import Count, Min, Q
 from django.utils import timezone
 
+from marketplace.outbox import lease
 from marketplace.outbox.kind import OutboxKind
 
 
@@ -26,7 +27,7 @@ def backlog(kind: OutboxKind, *, now: datetime | None = None) -> Backlog:
     row = kind.model._default_manager.aggregate(
         due=Count("pk", filter=due),
         oldest=Min("next_attempt_at", filter=due),
-        claimed=Count("pk", filter=Q(lease_until__gt=now) & ~Q(claim_token="")),
+        claimed=Count("pk", filter=lease.held(now)),
         dead=Count("pk", filter=kind.dead()),
     )
     oldest = row["oldest"]

@@ -17,6 +17,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from marketplace.outbox import lease
 from marketplace.outbox.backoff import embargo_wait_seconds
 from marketplace.outbox.claim import MAX_COUNTDOWN_SECONDS
 from marketplace.outbox.kind import Answer, Claim, Journal, OutboxKind
@@ -56,7 +57,7 @@ def record(kind: OutboxKind, claims: list[Claim], outcomes: dict[int, Outcome]) 
             if row is None:
                 statuses[claim.key] = SKIPPED  # deleted meanwhile
                 continue
-            if row.claim_token != claim.token:
+            if not lease.held_by(row, claim.token):
                 # Our lease expired and someone else took over: their record wins.
                 logger.warning("%s %s: answer came after the lease", kind.name, claim.key)
                 statuses[claim.key] = kind.status_of(row)
@@ -72,8 +73,7 @@ def record(kind: OutboxKind, claims: list[Claim], outcomes: dict[int, Outcome]) 
 def outcome_apply(
     kind: OutboxKind, row: Any, claim: Claim, outcome: Outcome, now: datetime, journal: Journal
 ) -> None:
-    row.claim_token = ""
-    row.lease_until = None
+    lease.clear(row)
     answer = Answer(claim, outcome, now, journal)
     if outcome.kind == OK:
         kind.done(row, answer)

@@ -11,10 +11,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 
-from marketplace.outbox.claim import unclaimed
+from marketplace.outbox import lease
 from marketplace.outbox.kind import OutboxKind
 
 
@@ -28,7 +28,7 @@ def overdue_wake(kind: OutboxKind, *, limit: int, now: datetime | None = None) -
         manager.filter(kind.open(), next_attempt_at__isnull=True, failures=0).update(
             next_attempt_at=now, updated_at=now
         )
-    late = manager.filter(kind.late(now) & unclaimed(now)).order_by()
+    late = manager.filter(kind.late(now) & lease.unclaimed(now)).order_by()
     keys = [int(k) for k in late.values_list(kind.key_field(), flat=True)[:limit]]
     if keys:
         kind.sweep_wake(keys)
@@ -40,7 +40,5 @@ def due_again(kind: OutboxKind, rows: QuerySet[Any], *, now: datetime | None = N
     left alone (its worker records, then the row is sent again); an expired one is
     cleared, so the retry is not counted as a lost worker. Returns how many rows."""
     now = now or timezone.now()
-    rows.filter(Q(lease_until__lt=now) | Q(lease_until__isnull=True)).update(
-        claim_token="", lease_until=None
-    )
+    lease.release_lapsed(rows, now=now)
     return rows.update(**kind.due_again_fields(now))

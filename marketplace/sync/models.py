@@ -31,7 +31,7 @@ class SellerSync(models.Model):
     # since then is started again.
     started_at = models.DateTimeField(null=True, blank=True)
 
-    # --- one pull of the seller at a time (conditional UPDATE, no lock held during HTTP) ---
+    # --- one pull of the seller at a time: the one lease (``marketplace.outbox.lease``) ---
     claim_token = models.CharField(max_length=32, blank=True)
     lease_until = models.DateTimeField(null=True, blank=True)
 

@@ -1,7 +1,7 @@
 """A seller's pull, start to end: what runs, in order, and what is kept.
 
 1. The connection must be live, else the seller leaves the schedule until a reconnect.
-2. One pull of a seller at a time: the lease on their ``SellerSync`` row (``lease.py``).
+2. One pull of a seller at a time: the lease on their ``SellerSync`` row (``pull_lease.py``).
 3. The orders pull (``orders.services.pull.orders_pull``) from where the listing stands;
    it keeps each step's progress on the row while the lease holds.
 4. If it went through, the after-sale pull (``returns.services.pull.after_sale_pull``):
@@ -25,9 +25,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from marketplace.orders.services.pull import PullResult, orders_pull
+from marketplace.outbox import lease
 from marketplace.returns.services.pull import ReturnsPullResult, after_sale_pull
-from marketplace.sync.lease import lease_claim, lease_extend, position_keep, position_of
 from marketplace.sync.models import SellerSync
+from marketplace.sync.pull_lease import lease_claim, lease_extend, position_keep, position_of
 from marketplace.sync.schedule import REASON_NOT_CONNECTED, open_work_reasons, schedule_after_pull
 from sellers.models import PlatformConnection
 from sellers.token_source import order_client_for
@@ -113,11 +114,11 @@ def _pull_record(pull: SellerPull, *, token: str, started: datetime) -> None:
         sync = SellerSync.objects.select_for_update().filter(seller_id=pull.seller_id).first()
         if sync is None:
             return  # the seller was deleted meanwhile
-        if sync.claim_token == token:
+        if lease.held_by(sync, token):
             _orders_outcome(sync, pull.orders, now)
             if pull.after_sale is not None:
                 _after_sale_outcome(sync, pull.after_sale, now)
-            sync.claim_token, sync.lease_until = "", None
+            lease.clear(sync)
         else:
             logger.warning("pull of seller %s lost its lease; outcome not kept", pull.seller_id)
         schedule_after_pull(
@@ -169,14 +170,9 @@ def seller_after_sale_pull(*, seller_id: int) -> ReturnsPullResult:
         )
     finally:
         now = timezone.now()
-        with transaction.atomic():
-            locked = (
-                SellerSync.objects.select_for_update()
-                .filter(seller_id=seller_id, claim_token=token)
-                .first()
-            )
-            if locked is not None:
-                _after_sale_outcome(locked, result, now)
-                locked.claim_token, locked.lease_until = "", None
-                locked.save()
+        with lease.holding(SellerSync.objects.filter(seller_id=seller_id), token=token) as held:
+            if held is not None:
+                _after_sale_outcome(held, result, now)
+                lease.clear(held)
+                held.save()
     return result

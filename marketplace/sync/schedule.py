@@ -22,13 +22,12 @@ import random
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import connection as db_connection
-from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
 from marketplace.orders.models import Order
 from marketplace.orders.selectors import OPEN_ORDER_STATES, seller_open_orders_reason
+from marketplace.outbox import lease
 from marketplace.returns.selectors import open_returns, seller_open_returns_reason
 from marketplace.sync.models import SellerSync
 
@@ -150,31 +149,6 @@ def schedule_pull_now(*, seller_id: int, now: datetime | None = None) -> None:
 
 # --- the fan-out's tick -----------------------------------------------------------------
 
-# The claim walks the partial index ``sellersync_due`` from its oldest entry and stops at
-# the first row not yet due: it reads the due rows (and the LIMIT), never the population.
-# ``id = ANY(ARRAY(…))`` keeps the outer UPDATE on the primary key: with ``id IN (…)`` the
-# planner may hash the sub-select and scan the whole table (it grew with the sellers).
-_CLAIM_POSTGRES = """
-UPDATE sync_sellersync SET next_pull_at = %s, queued_at = %s, updated_at = %s
-WHERE id = ANY(ARRAY(
-    SELECT id FROM sync_sellersync
-    WHERE next_pull_at IS NOT NULL AND next_pull_at <= %s
-    ORDER BY next_pull_at LIMIT %s
-    FOR UPDATE SKIP LOCKED
-))
-RETURNING seller_id
-"""
-# SQLite (development): no row locks, and writers are serialized anyway.
-_CLAIM_SQLITE = """
-UPDATE sync_sellersync SET next_pull_at = %s, queued_at = %s, updated_at = %s
-WHERE id IN (
-    SELECT id FROM sync_sellersync
-    WHERE next_pull_at IS NOT NULL AND next_pull_at <= %s
-    ORDER BY next_pull_at LIMIT %s
-)
-RETURNING seller_id
-"""
-
 
 def schedule_claim_due(
     *,
@@ -187,19 +161,26 @@ def schedule_claim_due(
     one statement: their next pull moves to a lease (rows another beat holds are skipped).
     Returns their ids.
 
-    The fan-out looks half a beat period ahead: a pull due just after this tick goes now,
-    a little early, instead of a whole period late at the next one.
+    The one lease's due-rows take (``lease.take_due``), with the due time as the lease:
+    the pull's message is out, and if it is lost the seller is due again when the lease
+    ends (the pull itself takes the row's claim, ``pull_lease.py``). It walks the partial
+    index ``sellersync_due`` from its oldest entry and stops at the LIMIT: it reads the due
+    rows, never the population. The fan-out looks half a beat period ahead: a pull due
+    just after this tick goes now, a little early, instead of a whole period late at the
+    next one.
     """
     now = now or timezone.now()
-    due_by = now + timedelta(seconds=ahead_seconds)
-    lease = now + timedelta(
-        seconds=settings.PULL_LEASE_SECONDS if lease_seconds is None else lease_seconds
+    seconds = settings.PULL_LEASE_SECONDS if lease_seconds is None else lease_seconds
+    return lease.take_due(
+        SellerSync,
+        due_field="next_pull_at",
+        due_by=now + timedelta(seconds=ahead_seconds),
+        until=now + timedelta(seconds=seconds),
+        now=now,
+        limit=limit,
+        returning="seller_id",
+        also={"queued_at": now, "updated_at": now},
     )
-    sql = _CLAIM_POSTGRES if db_connection.vendor == "postgresql" else _CLAIM_SQLITE
-    at = db_connection.ops.adapt_datetimefield_value  # SQLite stores text, Postgres moments
-    with transaction.atomic(), db_connection.cursor() as cursor:
-        cursor.execute(sql, [at(lease), at(now), at(now), at(due_by), limit])
-        return [row[0] for row in cursor.fetchall()]
 
 
 def sync_wake_open_work(*, now: datetime | None = None, chunk: int = 5000) -> int:

@@ -32,7 +32,7 @@ from marketplace.orders.models import Order, OrderSync, SyncEvent
 from marketplace.orders.payloads import order_payload
 from marketplace.orders.services.call_outcome import seller_call_outcome
 from marketplace.orders.services.outbox import PUSH_DOORBELL, Events, push_enqueue
-from marketplace.outbox import drain
+from marketplace.outbox import drain, lease
 from marketplace.outbox.kind import Answer, Claim, Journal, OutboxKind, Tuning
 from marketplace.outbox.outcomes import SKIPPED, Outcome
 from marketplace.platform.order_source import OrderSourceClient
@@ -63,8 +63,7 @@ def mark_waiting(sync: OrderSync, reason: str, events: Events) -> None:
     sync.status = Status.WAITING_FOR_CONNECTION
     sync.next_attempt_at = None
     sync.last_error = reason
-    sync.claim_token = ""
-    sync.lease_until = None
+    lease.clear(sync)
 
 
 class OrderPushKind(OutboxKind):
@@ -102,12 +101,10 @@ class OrderPushKind(OutboxKind):
         sync = cast(OrderSync, row)
         if sync.pushed_version < sync.desired_version:
             return None
-        live_claim = sync.claim_token and sync.lease_until and sync.lease_until > now
-        if sync.status != Status.SYNCED and not live_claim:
+        if sync.status != Status.SYNCED and not lease.is_held(sync, now):
             sync.status = Status.SYNCED
             sync.next_attempt_at = None
-            sync.claim_token = ""
-            sync.lease_until = None
+            lease.clear(sync)
             changed.append(sync)
         return "up to date"
 

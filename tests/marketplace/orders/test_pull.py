@@ -353,7 +353,7 @@ def test_failed_error_report_is_retried_by_the_next_pull(
 def test_a_running_pull_of_one_seller_is_not_duplicated(
     platform: Platform, connected_seller: Any, quiet_broker: Any
 ) -> None:
-    from marketplace.sync.lease import lease_claim
+    from marketplace.sync.pull_lease import lease_claim
 
     assert lease_claim(seller_id=connected_seller.id) is not None
     result = seller_pull(seller_id=connected_seller.id).orders
@@ -363,7 +363,7 @@ def test_a_running_pull_of_one_seller_is_not_duplicated(
 def test_one_sellers_running_pull_does_not_block_another_seller(
     platform: Platform, connected_seller: Any, other_seller: Any, quiet_broker: Any
 ) -> None:
-    from marketplace.sync.lease import lease_claim
+    from marketplace.sync.pull_lease import lease_claim
 
     bob = other_seller
     platform.reconnect(bob, who=PLATFORM_SELLER_B)

@@ -1,18 +1,18 @@
-"""One pull of a seller at a time: a lease on the seller's ``SellerSync`` row, taken with
-a conditional UPDATE (no lock held during HTTP), extended by each step the pull keeps,
-and given back when the pull's outcome is recorded (``pull.py``)."""
+"""One pull of a seller at a time: the one lease (``marketplace.outbox.lease``) on the
+seller's ``SellerSync`` row, taken with a conditional UPDATE (no lock held during HTTP),
+extended by each step the pull keeps, and given back when the pull's outcome is recorded
+(``pull.py``)."""
 
 from __future__ import annotations
 
-import secrets
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError
-from django.db.models import Q
 from django.utils import timezone
 
 from marketplace.orders.services.pull import PullPosition
+from marketplace.outbox import lease
 from marketplace.sync.models import SellerSync
 
 
@@ -31,13 +31,11 @@ def lease_claim(*, seller_id: int) -> tuple[str, SellerSync] | None:
         )
     except IntegrityError:  # created concurrently
         sync = SellerSync.objects.get(seller_id=seller_id)
-    token = secrets.token_hex(16)
-    taken = (
-        SellerSync.objects.filter(pk=sync.pk)
-        .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
-        .update(claim_token=token, lease_until=_lease_end(now), last_started_at=now, updated_at=now)
-    )
-    if not taken:
+    token = lease.token_new()
+    rows = SellerSync.objects.filter(pk=sync.pk)
+    if not lease.take(
+        rows, token=token, until=_lease_end(now), now=now, last_started_at=now, updated_at=now
+    ):
         return None
     sync.refresh_from_db()
     return token, sync
@@ -46,11 +44,8 @@ def lease_claim(*, seller_id: int) -> tuple[str, SellerSync] | None:
 def lease_extend(*, seller_id: int, token: str) -> bool:
     """Renew the lease (a long pull goes on to its next part); False once it is lost."""
     now = timezone.now()
-    return bool(
-        SellerSync.objects.filter(seller_id=seller_id, claim_token=token).update(
-            lease_until=_lease_end(now), updated_at=now
-        )
-    )
+    rows = SellerSync.objects.filter(seller_id=seller_id)
+    return lease.extend(rows, token=token, until=_lease_end(now), updated_at=now)
 
 
 def position_of(sync: SellerSync) -> PullPosition:
@@ -67,14 +62,14 @@ def position_of(sync: SellerSync) -> PullPosition:
 def position_keep(position: PullPosition, *, seller_id: int, token: str) -> bool:
     """Save the orders listing's progress and extend the lease, only while we hold it."""
     now = timezone.now()
-    return bool(
-        SellerSync.objects.filter(seller_id=seller_id, claim_token=token).update(
-            cursor=position.cursor,
-            resume_cursor=position.resume_cursor,
-            resume_since=position.resume_since,
-            resume_started_at=position.resume_started_at,
-            retry_numbers=position.retry_numbers,
-            lease_until=_lease_end(now),
-            updated_at=now,
-        )
+    return lease.extend(
+        SellerSync.objects.filter(seller_id=seller_id),
+        token=token,
+        until=_lease_end(now),
+        cursor=position.cursor,
+        resume_cursor=position.resume_cursor,
+        resume_since=position.resume_since,
+        resume_started_at=position.resume_started_at,
+        retry_numbers=position.retry_numbers,
+        updated_at=now,
     )
