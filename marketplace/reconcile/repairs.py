@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from marketplace.orders.models import Order
 from marketplace.orders.services.outbox import order_sync_mark_changed
+from marketplace.outbox import lease
 from marketplace.outbox.sweep import due_again
 from marketplace.returns.models import PlatformStep, RecordKind, ReturnsRecordProblem
 from marketplace.returns.services.steps import RETURN_STEP, steps_wake
@@ -80,12 +81,7 @@ def lease_give_back(
     """Give the seller's pull lease back; orders to read go on ``retry_numbers`` and, when
     anything is to be read, the next pull is due now (one row lock, one save)."""
     now = timezone.now()
-    with transaction.atomic():
-        sync = (
-            SellerSync.objects.select_for_update()
-            .filter(seller_id=seller_id, claim_token=token)
-            .first()
-        )
+    with lease.holding(SellerSync.objects.filter(seller_id=seller_id), token=token) as sync:
         if sync is None:
             return  # the lease ran out and another pull holds it now
         if reread_orders:
@@ -96,5 +92,5 @@ def lease_give_back(
             sync.next_pull_at = now
             sync.reason = REASON_RECONCILE
             sync.idle_steps = 0
-        sync.claim_token, sync.lease_until = "", None
+        lease.clear(sync)
         sync.save()

@@ -2,7 +2,7 @@
 
 1. the connection must be live (else the run records why, no call);
 2. what to compare (``scope.py``): nothing open → done, no platform call;
-3. the seller's pull lease (``sync.lease``): a pull and a pass never run for one seller at
+3. the seller's pull lease (``sync.pull_lease``): a pull and a pass never run for one seller at
    once; while a pull holds it the pass is skipped (the schedule tries again later);
 4. the platform's side, read first and whole (``platform_reads.py``): a refused or failed
    request, or a revoked grant, ends the pass with the error on the run, nothing repaired;
@@ -32,7 +32,7 @@ from marketplace.reconcile.platform_reads import PlatformSide, platform_side_rea
 from marketplace.reconcile.repairs import lease_give_back
 from marketplace.reconcile.scope import Scope, seller_scope
 from marketplace.returns.models import Return, SellerRefund
-from marketplace.sync.lease import lease_claim, lease_extend
+from marketplace.sync.pull_lease import lease_claim, lease_extend
 from sellers.errors import SellerConnectionError
 from sellers.models import PlatformConnection
 from sellers.token_source import order_client_for

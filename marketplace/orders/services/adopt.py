@@ -30,6 +30,7 @@ from marketplace.orders.services.fulfillment import PullOutcome, order_fulfillme
 from marketplace.orders.services.outbox import sync_event_add
 from marketplace.orders.services.pull import listed_fulfillment_body
 from marketplace.orders.states import TRANSITIONS
+from marketplace.outbox import lease
 
 ADOPT_ACTOR = "after-restore"
 CENT = Decimal("0.01")
@@ -92,8 +93,7 @@ def _sync_mark_sent(order: Order, *, message: str) -> None:
     sync.status = OrderSync.Status.SYNCED
     sync.attempts = sync.failures = 0
     sync.next_attempt_at = None
-    sync.claim_token = ""
-    sync.lease_until = None
+    lease.clear(sync)
     sync.last_error = ""
     sync.last_error_status = None
     sync.save()

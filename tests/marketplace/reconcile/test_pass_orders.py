@@ -14,9 +14,9 @@ from marketplace.orders.services.push import order_push
 from marketplace.reconcile import kinds
 from marketplace.reconcile.models import Finding, ReconcileRun, RunTrigger
 from marketplace.reconcile.seller_pass import SKIPPED_LEASE_HELD, seller_reconcile
-from marketplace.sync.lease import lease_claim
 from marketplace.sync.models import SellerSync
 from marketplace.sync.pull import seller_pull
+from marketplace.sync.pull_lease import lease_claim
 from sellers.token_source import order_client_for_seller
 from tests.marketplace.conftest import make_order
 from tests.support.app_fixtures import PLATFORM_SELLER, Platform
