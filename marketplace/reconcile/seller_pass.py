@@ -1,7 +1,9 @@
 """One reconciliation pass of one seller, start to end:
 
 1. the connection must be live (else the run records why, no call);
-2. what to compare (``scope.py``): nothing open → done, no platform call;
+2. what to compare (``scope.py``): nothing open → done, no platform call; else (a scheduled,
+   staff or command pass) one ordinary pull first, so what the cursors offer is read and a
+   difference left is drift no cursor shows, not a pull that had not come yet;
 3. the seller's pull lease (``sync.pull_lease``): a pull and a pass never run for one seller at
    once; while a pull holds it the pass is skipped (the schedule tries again later);
 4. the platform's side, read first and whole (``platform_reads.py``): a refused or failed
@@ -32,6 +34,7 @@ from marketplace.reconcile.platform_reads import PlatformSide, platform_side_rea
 from marketplace.reconcile.repairs import lease_give_back
 from marketplace.reconcile.scope import Scope, seller_scope
 from marketplace.returns.models import Return, SellerRefund
+from marketplace.sync.pull import seller_pull
 from marketplace.sync.pull_lease import lease_claim, lease_extend
 from sellers.errors import SellerConnectionError
 from sellers.models import PlatformConnection
@@ -79,6 +82,14 @@ def _pass(run: ReconcileRun, given: Scope | None = None) -> None:
     # this one over what is open.
     if scope.empty:
         return
+    if given is None and settings.RECONCILE_PULL_FIRST:
+        # What the cursors offer is read first (one pull, under its own lease): a
+        # difference left after it is one no cursor shows (drift), not a pull that had not
+        # come yet. A pull that fails leaves the comparison to say what differs.
+        _catch_up(run.seller_id)
+        scope = seller_scope(seller_id=run.seller_id)
+        if scope.empty:
+            return
     claimed = lease_claim(seller_id=run.seller_id)
     if claimed is None:
         run.error = SKIPPED_LEASE_HELD
@@ -121,6 +132,13 @@ def _pass(run: ReconcileRun, given: Scope | None = None) -> None:
             errors = {"errors": len(state.object_errors)} if state.object_errors else {}
             run.compared = {**state.compared, **errors}
             run.findings_count = len(state.findings)
+
+
+def _catch_up(seller_id: int) -> None:
+    try:
+        seller_pull(seller_id=seller_id)
+    except Exception:
+        logger.exception("reconcile: the catch-up pull of seller %s failed", seller_id)
 
 
 def _each(state: PassState, what: str, key: str, compare: Callable[[], None]) -> None:

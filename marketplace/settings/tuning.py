@@ -286,6 +286,11 @@ PERFORMANCE_THRESHOLDS: dict[str, float] = {
 # costs no platform call.
 RECONCILE_CLOSED_DAYS = 7
 RECONCILE_CLOSED_SAMPLE = 50
+# A pass (scheduled, staff, command) first runs one ordinary pull of the seller, so a
+# difference it finds is drift no cursor shows, not a change the next pull would have read
+# anyway (findings and their alerts mean something). Off: the pass compares at once (the
+# comparison tests, which set up a state the pull has not read on purpose).
+RECONCILE_PULL_FIRST = True
 # Beat's tick: every seller with open work gets one slot in the day (a hash of its id);
 # each tick passes the sellers whose slot fell since the last tick, looking this many
 # seconds further back so a missed tick (a beat restart) still runs them.
