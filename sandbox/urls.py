@@ -9,4 +9,5 @@ urlpatterns = [
     path("", include("sandbox.auth_api.urls")),
     path("", include("sandbox.platform_api.urls")),
     path("", include("sandbox.edrts.urls")),
+    path("", include("sandbox.content_api.urls")),
 ]

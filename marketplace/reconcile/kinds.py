@@ -41,6 +41,10 @@ REFUND_AMOUNTS_DIFFER = "refund_amounts_differ"
 # We hold a refund the platform does not list.
 REFUND_MISSING_THERE = "refund_missing_there"
 
+# --- listing statuses (``compare_listing_status.py``) ---
+# The seller's platform database holds another listing status than the one EDRTS sent last.
+LISTING_STATUS_BEHIND = "listing_status_behind"
+
 # --- after a database restore (``after_restore.py``): work the platform holds that we lost ---
 RESTORE_ORDER_LOST = "restore_order_lost"
 RESTORE_ORDER_BEHIND = "restore_order_behind"
@@ -65,6 +69,7 @@ KIND_LABELS: dict[str, str] = {
     REFUND_LEDGER_NOT_COMPLETE: "Refund in the ledger, not complete at the platform",
     REFUND_AMOUNTS_DIFFER: "Refund amounts differ",
     REFUND_MISSING_THERE: "Refund missing at the platform",
+    LISTING_STATUS_BEHIND: "Platform holds another listing status than we sent",
     RESTORE_ORDER_LOST: "After a restore: an order we had lost, rebuilt from the platform",
     RESTORE_ORDER_BEHIND: "After a restore: an order we held behind the platform",
     RESTORE_RETURN_LOST: "After a restore: a return we had lost, rebuilt from the platform",

@@ -1,16 +1,19 @@
 """One reconciliation pass of one seller, start to end:
 
 1. the connection must be live (else the run records why, no call);
-2. what to compare (``scope.py``): nothing open → done, no platform call; else (a scheduled,
-   staff or command pass) one ordinary pull first, so what the cursors offer is read and a
-   difference left is drift no cursor shows, not a pull that had not come yet;
+2. what to compare (``scope.py``, and the listing statuses EDRTS sent:
+   ``compare_listing_status.py``): nothing open and nothing sent → done, no platform call;
+   else (a scheduled, staff or command pass) one ordinary pull first, so what the cursors
+   offer is read and a difference left is drift no cursor shows, not a pull that had not
+   come yet;
 3. the seller's pull lease (``sync.pull_lease``): a pull and a pass never run for one seller at
    once; while a pull holds it the pass is skipped (the schedule tries again later);
-4. the platform's side, read first and whole (``platform_reads.py``): a refused or failed
-   request, or a revoked grant, ends the pass with the error on the run, nothing repaired;
-5. each order, return and refund compared on its own (``compare_*.py``): one that raises is
-   logged and counted, the others go on; each difference is recorded and repaired without
-   guessing (``repairs.py``) or left to staff;
+4. the platform's side, read first and whole (``platform_reads.py``; the listing statuses
+   through the Content API): a refused or failed request, a revoked grant or an API user
+   that must sign in ends the pass with the error on the run, nothing repaired;
+5. each order, return, refund and listing status compared on its own (``compare_*.py``): one
+   that raises is logged and counted, the others go on; each difference is recorded and
+   repaired without guessing (``repairs.py``) or left to staff;
 6. the lease given back, with what the next pull is forced to read.
 """
 
@@ -23,8 +26,15 @@ from functools import partial
 from django.conf import settings
 from django.utils import timezone
 
+from marketplace.catalog.errors import CatalogError
 from marketplace.orders.models import Order
 from marketplace.platform.errors import PlatformError
+from marketplace.reconcile.compare_listing_status import (
+    StatusSide,
+    listing_status_compare,
+    listing_status_read,
+    listing_status_scope,
+)
 from marketplace.reconcile.compare_orders import order_compare
 from marketplace.reconcile.compare_refunds import refund_compare, refund_missing_there
 from marketplace.reconcile.compare_returns import return_compare
@@ -80,15 +90,16 @@ def _pass(run: ReconcileRun, given: Scope | None = None) -> None:
     # After a restore, ``manage.py reconcile --after-restore`` first runs
     # ``after_restore.py``'s pass (its own run: what the platform holds that we lost), then
     # this one over what is open.
-    if scope.empty:
+    statuses = listing_status_scope(seller_id=run.seller_id)
+    if scope.empty and statuses.empty:
         return
-    if given is None and settings.RECONCILE_PULL_FIRST:
+    if given is None and settings.RECONCILE_PULL_FIRST and not scope.empty:
         # What the cursors offer is read first (one pull, under its own lease): a
         # difference left after it is one no cursor shows (drift), not a pull that had not
         # come yet. A pull that fails leaves the comparison to say what differs.
         _catch_up(run.seller_id)
         scope = seller_scope(seller_id=run.seller_id)
-        if scope.empty:
+        if scope.empty and statuses.empty:
             return
     claimed = lease_claim(seller_id=run.seller_id)
     if claimed is None:
@@ -97,22 +108,28 @@ def _pass(run: ReconcileRun, given: Scope | None = None) -> None:
     token, _ = claimed
     state: PassState | None = None
     try:
-        client = order_client_for(connection, hold_wait=settings.PULL_HOLD_MAX_WAIT)
         side = PlatformSide()
+        held = StatusSide()
         try:
-            platform_side_read(
-                client,
-                side,
-                orders=scope.orders,
-                return_orders=scope.return_orders,
-                refund_orders=scope.refund_orders,
-            )
-        except (PlatformError, SellerConnectionError) as exc:
+            if not scope.empty:
+                client = order_client_for(connection, hold_wait=settings.PULL_HOLD_MAX_WAIT)
+                platform_side_read(
+                    client,
+                    side,
+                    orders=scope.orders,
+                    return_orders=scope.return_orders,
+                    refund_orders=scope.refund_orders,
+                )
+            if not statuses.empty:
+                listing_status_read(
+                    statuses, held, seller_id=run.seller_id, hold_wait=settings.PULL_HOLD_MAX_WAIT
+                )
+        except (PlatformError, SellerConnectionError, CatalogError) as exc:
             run.error = f"{type(exc).__name__}: {exc}"[:2000]
             logger.warning("reconcile of seller %s stopped: %s", run.seller_id, run.error)
             return
         finally:
-            run.platform_calls = side.calls
+            run.platform_calls = side.calls + held.calls
         # The reads took their time: the lease is renewed for the comparisons and repairs
         # (lost meanwhile: a pull runs now, so nothing is repaired behind its back).
         if not lease_extend(seller_id=run.seller_id, token=token):
@@ -120,6 +137,9 @@ def _pass(run: ReconcileRun, given: Scope | None = None) -> None:
             return
         state = PassState(run=run, side=side)
         _compare_all(state, scope)
+        if not statuses.empty:
+            compare = partial(listing_status_compare, state, statuses, held)
+            _each(state, "listing statuses of seller", str(run.seller_id), compare)
         # (after a restore: ``after_restore.py``'s step goes here, with ``state``/``client``)
     finally:
         lease_give_back(

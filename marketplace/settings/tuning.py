@@ -291,6 +291,9 @@ RECONCILE_CLOSED_SAMPLE = 50
 # anyway (findings and their alerts mean something). Off: the pass compares at once (the
 # comparison tests, which set up a state the pull has not read on purpose).
 RECONCILE_PULL_FIRST = True
+# Listing statuses a pass reads back (Content API), newest sent first: those sent within
+# RECONCILE_CLOSED_DAYS, at most this many (50 a request).
+RECONCILE_STATUS_SAMPLE = 1000
 # Beat's tick: every seller with open work gets one slot in the day (a hash of its id);
 # each tick passes the sellers whose slot fell since the last tick, looking this many
 # seconds further back so a missed tick (a beat restart) still runs them.

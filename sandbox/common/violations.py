@@ -30,6 +30,10 @@ Kinds:
 * ``order_numbers_over_page``: ``GET /orders``, ``/refunds`` or ``/returns`` with more than
   50 ``mp_order_numbers`` (more than one page holds; refused 400 over the cap of the
   ``order_numbers_cap`` reading: 100 under A, 50 under B).
+* ``content_query``: a Content API read (``…/raw_data``, ``…/transformed_data``) with a
+  ``selector`` outside the sandbox's one reading (``content_api/selectors.py``), a
+  ``limit`` not 1 to 1000, an ``offset`` not a whole number or a ``direction`` not ``>``
+  or ``<`` (refused 400).
 
 After-sale (returns and refunds; each request is also refused 400):
 * ``after_sale_query``: ``GET /refunds`` or ``GET /returns`` with a query parameter the
@@ -68,6 +72,7 @@ RETURN_WITHOUT_ORDER_NUMBER = "return_without_order_number"
 DATE_FORMAT = "date_format"
 REFUND_ERRORS_AFTER_CORRECTION = "refund_errors_after_correction"
 ORDER_NUMBERS_OVER_PAGE = "order_numbers_over_page"
+CONTENT_QUERY = "content_query"
 KINDS = (
     EARLY_RETRY,
     SHIPPED_WHILE_UNFULFILLED,
@@ -85,6 +90,7 @@ KINDS = (
     DATE_FORMAT,
     REFUND_ERRORS_AFTER_CORRECTION,
     ORDER_NUMBERS_OVER_PAGE,
+    CONTENT_QUERY,
 )
 RECENT_SIZE = 500
 

@@ -23,6 +23,8 @@ from marketplace.catalog.api_access.emails import staff_notify_needs_sign_in
 from marketplace.catalog.errors import ApiAccessNeeded
 from marketplace.catalog.models import PlatformApiAccess
 from marketplace.platform.auth_api import AuthApi
+from marketplace.platform.content import GROUP as CONTENT_GROUP
+from marketplace.platform.content import ContentApi
 from marketplace.platform.edrts import GROUP as EDRTS_GROUP
 from marketplace.platform.edrts import EdrtsClient
 from marketplace.platform.errors import PlatformAuthError, PlatformError
@@ -99,6 +101,7 @@ class PlatformApi:
     exports: ExportsApi
     imports: ImportsApi
     edrts: EdrtsClient
+    content: ContentApi
 
 
 @contextmanager
@@ -127,12 +130,21 @@ def platform_api(*, hold_wait: float = 0.0, seller_id: int | None = None) -> Ite
         group=EDRTS_GROUP,
         rate_per_second=settings.EDRTS_RATE_PER_SECOND,
     )
+    # The Content API: the Platform API's base, its own group (limited apart).
+    content_transport = ApiKeyTransport(
+        token=access.token,
+        api_user=access.username,
+        hold_wait=hold_wait,
+        seller_id=seller_id,
+        group=CONTENT_GROUP,
+    )
     try:
         yield PlatformApi(
             auth=AuthApi(transport),
             exports=ExportsApi(transport),
             imports=ImportsApi(transport),
             edrts=EdrtsClient(edrts_transport),
+            content=ContentApi(content_transport),
         )
     except PlatformAuthError as exc:
         access_mark_needs_sign_in(

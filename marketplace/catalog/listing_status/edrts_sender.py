@@ -63,6 +63,7 @@ from marketplace.catalog.listing_status.status_outbox import (
     edrts_on,
     edrts_sends,
     product_id_field,
+    status_changes_record,
     status_changes_record_all,
     status_import_ran,
 )
@@ -487,6 +488,17 @@ def status_sync_resend_all(*, seller_id: int) -> int:
     forgiven). Returns how many were recorded."""
     recorded = status_changes_record_all(seller_id=seller_id)
     status_sync_retry(seller_id=seller_id)
+    return recorded
+
+
+def status_sync_send_again(*, seller_id: int, skus: list[str]) -> int:
+    """The reconciliation: the platform holds another status of ``skus`` than the one we
+    sent; record each one's current status as a change (newer than what was sent, so the
+    sender sends it) and wake the sender once this commits. Returns how many recorded."""
+    recorded = status_changes_record(seller_id=seller_id, skus=skus)
+    if recorded:
+        status_sync_of(seller_id=seller_id)
+        status_sync_kick(seller_id=seller_id)
     return recorded
 
 

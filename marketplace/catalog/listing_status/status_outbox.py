@@ -214,6 +214,24 @@ def status_changes_record_all(*, seller_id: int) -> int:
         return int(cursor.rowcount)
 
 
+def status_changes_record(*, seller_id: int, skus: list[str]) -> int:
+    """Record the current status of each of ``skus`` as a change (the reconciliation's
+    "send again": the platform holds another status than the one we sent). Returns the
+    rows recorded (a SKU neither listed nor rejected records its "" status: skipped)."""
+    if not skus:
+        return 0
+    marks = ", ".join(["%s"] * len(skus))
+    # Constant table names only; the seller's id and the SKUs are parameters.
+    changed = (
+        f"SELECT seller_id, sku FROM {LISTING} WHERE seller_id = %s AND sku IN ({marks}) "  # noqa: S608
+        f"UNION SELECT seller_id, sku FROM {REJECTED} WHERE seller_id = %s AND sku IN ({marks})"
+    )
+    sql = record_sql(vendor=connection.vendor, changed="{changed}").replace("%", "%%")
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(sql.replace("{changed}", changed), [seller_id, *skus, seller_id, *skus])
+        return int(cursor.rowcount)
+
+
 # --- whether EDRTS sends the seller's statuses (read by the sender and the import) ---------
 
 # The product id field of a platform database: what an EDRTS record's ``id`` names.

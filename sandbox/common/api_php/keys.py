@@ -20,6 +20,9 @@ _BY_URL_NAME: dict[str, dict[str, str]] = {
     "platform_import_schedule": {"PUT": "import_schedule"},
     "platform_import_delimiters": {"PUT": "import_delimiters"},
     "platform_import_file_map": {"PUT": "import_file_map"},
+    # The Content API (sandbox/content_api): a fault rule can fail the reads back.
+    "content_raw_data": {"GET": "raw_data"},
+    "content_transformed_data": {"GET": "transformed_data"},
 }
 ENDPOINTS = frozenset(key for keys in _BY_URL_NAME.values() for key in keys.values())
 WILDCARD = "platform"
@@ -30,6 +33,8 @@ GROUP_BY_ENDPOINT = {
     "user_accounts": "accounts",
     "list_accounts": "accounts",
     "account_dbs": "accounts",
+    "raw_data": "content",
+    "transformed_data": "content",
     **{
         key: "exports"
         for key in (

@@ -21,6 +21,8 @@ DEFAULT_LIMITS: dict[str, tuple[int, float]] = {
     # The Event-Driven Sync API (sandbox/edrts), per API user: the published guidance for
     # batches of 25-50 records; ``SANDBOX_EDRTS_RATE_LIMIT`` changes the default.
     "edrts": (int(os.environ.get("SANDBOX_EDRTS_RATE_LIMIT", "") or 300), 60.0),
+    # The Content API (sandbox/content_api), per API token.
+    "content": (300, 60.0),
 }
 
 

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from marketplace.catalog.api_access import sign_in
+from marketplace.catalog.feeds.mapping import mapping_default
+from marketplace.catalog.models import CatalogSource, StatusImport
 from tests.support.sandbox_process import SandboxProcess
 
 # The end-to-end flows run under both readings of the silent points (the contract's last
@@ -46,9 +48,12 @@ class CatalogWorld:
     db_id: str
 
 
-def catalog_world_create(sandbox: SandboxProcess, settings: Any, rows: int = 5) -> CatalogWorld:
-    """A clean sandbox holding ``rows`` products of Alice; settings point at it."""
-    sandbox.reset()
+def catalog_world_create(
+    sandbox: SandboxProcess, settings: Any, rows: int = 5, reset: bool = True
+) -> CatalogWorld:
+    """A clean sandbox (``reset``) holding ``rows`` products of Alice; settings point at it."""
+    if reset:
+        sandbox.reset()
     settings.PLATFORM_API_BASE_URL = sandbox.platform_url
     settings.PLATFORM_EDRTS_BASE_URL = sandbox.edrts_url
     db = sandbox.db_create(
@@ -57,6 +62,25 @@ def catalog_world_create(sandbox: SandboxProcess, settings: Any, rows: int = 5) 
     username, password, email = API_USER
     sandbox.api_user_create(username, password, email, account_ids=[str(db["account_id"])])
     return CatalogWorld(sandbox=sandbox, account_id=str(db["account_id"]), db_id=str(db["id"]))
+
+
+def edrts_source_create(world: CatalogWorld, seller: Any) -> CatalogSource:
+    """The seller linked to the world's database with the default feed mapping (SKU from the
+    product id), its listing-status import run once (the mp_* fields exist there): EDRTS
+    sends the seller's statuses."""
+    source = CatalogSource.objects.create(
+        seller=seller,
+        account_id=world.account_id,
+        db_id=world.db_id,
+        export_fields=mapping_default().as_json(),
+    )
+    StatusImport.objects.create(
+        source=source,
+        state=StatusImport.State.ACTIVE,
+        import_id="1",
+        last_download_time="2026-11-27 02:15:00",
+    )
+    return source
 
 
 def api_sign_in(world: CatalogWorld, actor: Any = None) -> None:

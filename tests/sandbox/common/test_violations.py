@@ -248,6 +248,7 @@ def test_violations_show_in_state_and_page_and_reset_clears_them(
         "refund_errors_after_correction": 0,
         "date_format": 0,
         "order_numbers_over_page": 0,
+        "content_query": 0,
     }
     assert [v["kind"] for v in report["recent"]] == [
         "refresh_token_reuse",

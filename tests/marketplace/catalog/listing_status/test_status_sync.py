@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from marketplace.catalog.feeds.mapping import mapping_default
 from marketplace.catalog.listing_status import edrts_sender
 from marketplace.catalog.models import (
     CatalogSource,
@@ -29,6 +28,7 @@ from tests.marketplace.catalog.platform import (
     CatalogWorld,
     api_sign_in,
     catalog_world_create,
+    edrts_source_create,
     product,
 )
 from tests.support.sandbox_process import SandboxProcess
@@ -48,19 +48,7 @@ def edrts_world(
     world = catalog_world_create(sandbox, settings, rows=0)
     sandbox.db_rows_change(world.db_id, add=[product(n) for n in range(1, 401)])
     api_sign_in(world, staff_user)
-    source = CatalogSource.objects.create(
-        seller=seller,
-        account_id=world.account_id,
-        db_id=world.db_id,
-        export_fields=mapping_default().as_json(),
-    )
-    # The listing-status import has run once: the mp_* fields exist in the database.
-    StatusImport.objects.create(
-        source=source,
-        state=StatusImport.State.ACTIVE,
-        import_id="1",
-        last_download_time="2026-11-27 02:15:00",
-    )
+    edrts_source_create(world, seller)
     yield world
     sandbox.edrts_state(fail_next=0, lose_next=0)
 
