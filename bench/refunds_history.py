@@ -45,8 +45,9 @@ def _history_here(seller_id: int, size: int, prefix: str) -> None:
     """``size`` shipped orders with one completed, accepted refund each (and its ledger)."""
     from django.utils import timezone
 
-    from marketplace.orders.models import OrderLine
+    from marketplace.orders.models import Order, OrderLine
     from marketplace.returns.models import RefundLedgerEntry, SellerRefund
+    from marketplace.returns.payment_keys import refund_payment_key
 
     order_ids = orders_insert(
         seller_ids=[seller_id], count=size, prefix=prefix, state="SHIPPED", sync_status="synced"
@@ -76,6 +77,7 @@ def _history_here(seller_id: int, size: int, prefix: str) -> None:
             "order_id", "id"
         )
     )
+    numbers = dict(Order.objects.filter(id__in=order_ids).values_list("id", "mp_order_number"))
     bulk_insert(
         RefundLedgerEntry,
         (
@@ -83,6 +85,12 @@ def _history_here(seller_id: int, size: int, prefix: str) -> None:
                 "order_id": order_id,
                 "order_line_id": first_lines[order_id],
                 "refund_id": refund_id,
+                # The key the payments side pays against (unique): as the decision writes it.
+                "payment_key": refund_payment_key(
+                    mp_order_number=numbers[order_id],
+                    refund_id=f"H{seller_id}-{i}",
+                    mp_line_number="1",
+                ),
                 "currency": "EUR",
                 "amount": "1.00",
                 "detail": {},
@@ -90,7 +98,7 @@ def _history_here(seller_id: int, size: int, prefix: str) -> None:
                 "paid_out_by": "bench",
                 "created_at": now,
             }
-            for order_id, refund_id in zip(order_ids, refund_ids, strict=True)
+            for i, (order_id, refund_id) in enumerate(zip(order_ids, refund_ids, strict=True))
         ),
     )
 
