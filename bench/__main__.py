@@ -76,6 +76,12 @@ def _parser() -> argparse.ArgumentParser:
         default=_env_int("p1_rounds", 9),
         help="baseline/worker rounds, each side first in turn; the median ratio is reported",
     )
+    add(
+        "--p1-client-nice",
+        type=int,
+        default=_env_int("p1_client_nice", 10),
+        help="niceness of both clients (0: the bench host's cores shared evenly)",
+    )
     add("--p2-small", type=int, default=_env_int("p2_small", 1000))
     add("--p2-large", type=int, default=_env_int("p2_large", 100_000))
     add("--p2-due", type=int, default=_env_int("p2_due", 200))
@@ -286,12 +292,13 @@ def _rows(results: dict[str, Any]) -> list[tuple[str, ...]]:
                 f"P9 fan-out per tick, {p9['fan_out_equal_due']} due, {large['sellers']} vs "
                 f"{small['sellers']} connected",
                 f"{large['fan_out_ms_equal_due']} ms vs {small['fan_out_ms_equal_due']} ms = "
-                f"{p9['fan_out_ratio']}x (simulated ticks: {large['fan_out_ms_median']} vs "
-                f"{small['fan_out_ms_median']} ms = {p9['fan_out_tick_ratio']}x, quietest "
+                f"{p9['fan_out_ratio']}x; simulated ticks ({large['due_per_tick_median']} vs "
+                f"{small['due_per_tick_median']} due): {large['fan_out_ms_median']} vs "
+                f"{small['fan_out_ms_median']} ms = {p9['fan_out_tick_ratio']}x (quietest "
                 f"quarter {p9['fan_out_tick_ratio_p25']}x, per seller due "
                 f"{p9['fan_out_tick_ratio_per_due']}x)",
-                "<= 1.2x",
-                met(p9["fan_out_ratio"] <= 1.2),
+                "<= 1.2x, both",
+                met(p9["fan_out_ratio"] <= 1.2 and p9["fan_out_tick_ratio"] <= 1.2),
             )
         )
     if p10 := results.get("p10"):
@@ -353,6 +360,7 @@ def main(argv: list[str] | None = None) -> int:
                 sellers=args.p1_sellers,
                 profile=args.p1_profile,
                 rounds=args.p1_rounds,
+                client_nice=args.p1_client_nice,
             ),
             "p2": lambda: refresh.run(
                 env,

@@ -292,8 +292,9 @@ class BenchEnvironment:
         name: str = "bench",
         beat: bool = False,
         env: dict[str, str] | None = None,
+        nice: int = 0,
     ) -> Worker:
-        worker = Worker(self, concurrency=concurrency, name=name, beat=beat, env=env)
+        worker = Worker(self, concurrency=concurrency, name=name, beat=beat, env=env, nice=nice)
         self._children.append(worker)
         return worker
 
@@ -309,8 +310,11 @@ class Worker:
         name: str,
         beat: bool,
         env: dict[str, str] | None = None,
+        nice: int = 0,
     ) -> None:
         self.environment = environment
+        # The worker's processes (the pool inherits it) run at this niceness.
+        self.nice = nice
         self.extra_env = env or {}
         self.concurrency = concurrency
         self.name = name
@@ -323,6 +327,7 @@ class Worker:
         """Start and wait for "ready"; returns the seconds it took."""
         started = time.monotonic()
         command = [
+            *(["nice", "-n", str(self.nice)] if self.nice else []),
             sys.executable,
             "-m",
             "celery",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 import time
@@ -22,10 +23,16 @@ def thread_session() -> requests.Session:
 
 
 def threads_run(
-    work: Iterable[Any], concurrency: int, call: Callable[[Any], None], *, what: str
+    work: Iterable[Any],
+    concurrency: int,
+    call: Callable[[Any], None],
+    *,
+    what: str,
+    nice: int = 0,
 ) -> float:
     """``call(item)`` for every item from ``concurrency`` threads; returns the seconds it
-    took. Raises if any call raised, naming ``what`` failed."""
+    took. Raises if any call raised, naming ``what`` failed. ``nice``: each thread runs at
+    this niceness (Linux keeps a niceness per thread), the rest of the process does not."""
     items: queue.Queue[Any] = queue.Queue()
     for item in work:
         items.put(item)
@@ -34,6 +41,8 @@ def threads_run(
     def run() -> None:
         from django.db import connection
 
+        if nice:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
         try:
             while True:
                 try:
@@ -66,6 +75,7 @@ def orders_put(
     *,
     what: str = "PUTs",
     read_timeout: float = 20,
+    nice: int = 0,
 ) -> float:
     """PUT every (token, number, payload) from ``concurrency`` keep-alive sessions."""
 
@@ -80,4 +90,4 @@ def orders_put(
         if response.status_code not in (200, 201):
             raise RuntimeError(f"{number}: {response.status_code} {response.text[:200]}")
 
-    return threads_run(jobs, concurrency, put, what=what)
+    return threads_run(jobs, concurrency, put, what=what, nice=nice)

@@ -14,6 +14,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from marketplace.db import rows_insert
 from marketplace.log_redaction import redact
 from marketplace.platform.models import PlatformCall
 
@@ -118,7 +119,8 @@ def platform_call_record(
 
 @contextmanager
 def platform_calls_buffered() -> Iterator[None]:
-    """Collect the call records made inside the block; write them in one INSERT at its end.
+    """Collect the call records made inside the block; write them at its end in one
+    statement (``rows_insert``: a ``COPY`` on Postgres).
 
     Do not open it inside a transaction that may roll back: the records are diagnostics
     and are written even when the block raises. Nested blocks share the outer buffer.
@@ -133,7 +135,7 @@ def platform_calls_buffered() -> Iterator[None]:
     finally:
         _buffer.reset(token)
         try:
-            PlatformCall.objects.bulk_create(calls)
+            rows_insert(calls)
         except Exception:  # the call log must never turn good pushes into failures
             logger.exception("could not record %d platform calls", len(calls))
 

@@ -14,6 +14,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from marketplace.db import rows_insert
 from marketplace.enqueue import task_enqueue
 from marketplace.orders.models import Order, OrderSync, SyncEvent
 from marketplace.outbox.doorbell import Doorbell
@@ -38,7 +39,7 @@ def push_wake(*, order_id: int, countdown: float | None = None) -> None:
 
 
 class Events:
-    """Sync events of one transaction, written with one INSERT at its end."""
+    """Sync events of one transaction, written in one statement at its end."""
 
     def __init__(self) -> None:
         self.rows: list[SyncEvent] = []
@@ -63,7 +64,7 @@ class Events:
         )
 
     def write(self) -> None:
-        SyncEvent.objects.bulk_create(self.rows)
+        rows_insert(self.rows)
 
 
 def sync_event_add(

@@ -37,7 +37,7 @@ from marketplace.outbox.kind import Answer, Claim, Journal, OutboxKind, Tuning
 from marketplace.outbox.outcomes import SKIPPED, Outcome
 from marketplace.platform.order_source import OrderSourceClient
 from sellers.models import PlatformConnection
-from sellers.token_source import order_client_for
+from sellers.token_source import order_client_kept
 
 Status = OrderSync.Status
 RESPONSE_EXCERPT_CHARS = 2000
@@ -146,7 +146,7 @@ class OrderPushKind(OutboxKind):
         return claims, verdicts
 
     def group_open(self, group: int, claims: list[Claim]) -> Any:
-        client = order_client_for(claims[0].data.connection)
+        client = order_client_kept(claims[0].data.connection)
         # Read each seller's token here, once: sender threads then need no database.
         with contextlib.suppress(Exception):  # send_one meets and records the error
             client.access_token()
