@@ -164,3 +164,20 @@ def count_subquery(queryset: QuerySet[Any], group_by: str) -> Coalesce:
     """``COUNT(*)`` of ``queryset`` as a correlated subquery (0 when there are no rows)."""
     counted = queryset.order_by().values(group_by).annotate(n=Count("*")).values("n")[:1]
     return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
+
+
+def rows_prune(query: QuerySet[Model], *, batch_size: int = 5000) -> int:
+    """Delete the rows of ``query`` in batches of ``batch_size``; returns how many.
+
+    Set-based: one ``DELETE … WHERE id IN (SELECT id … LIMIT n)`` per batch (no row read
+    into Python), repeated until nothing is left, so a first run over a long history
+    neither holds a long lock nor grows the worker. The count includes rows deleted by
+    cascade."""
+    model = query.model
+    deleted = 0
+    while True:
+        batch = query.order_by("pk").values("pk")[:batch_size]
+        count, _ = model._default_manager.filter(pk__in=batch).delete()
+        deleted += count
+        if count < batch_size:
+            return deleted

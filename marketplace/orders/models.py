@@ -18,6 +18,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from django.db import models
+from django.db.models.functions import Upper
 
 from marketplace.outbox.models import OutboxItem
 
@@ -107,6 +108,10 @@ class Order(models.Model):
             # ship-by date (its sort, and the "late" filter's range).
             models.Index(fields=["-purchase_date", "-id"], name="order_placed_recent"),
             models.Index(fields=["latest_ship_date", "id"], name="order_ship_by"),
+            # A buyer's orders by e-mail (privacy: erasure and data export,
+            # ``customer_email__iexact``): Postgres compares ``UPPER(customer_email::text)``,
+            # so the index holds that expression (a plain one on the column is not used).
+            models.Index(Upper("customer_email"), name="order_customer_email_upper"),
         ]
 
     def __str__(self) -> str:

@@ -1,9 +1,9 @@
 """Pruning of the tables that grow with traffic and are not pruned by their own app
 (the call log: ``platform.calllog``; catalog files and status rows: the catalog's).
 
-Each prune is set-based: one ``DELETE … WHERE id IN (SELECT id … LIMIT n)`` per batch
-(no row read into Python), repeated until nothing is left, so a first run over a long
-history neither holds a long lock nor grows the worker.
+Each prune is set-based (``marketplace.db.rows_prune``): one ``DELETE … WHERE id IN
+(SELECT id … LIMIT n)`` per batch (no row read into Python), repeated until nothing is
+left, so a first run over a long history neither holds a long lock nor grows the worker.
 
 * ``PlatformStep``: done steps after ``PLATFORM_STEP_RETENTION_DAYS``; a dead letter
   (failed) stays until staff act on it, so it is never lost.
@@ -19,24 +19,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Model, QuerySet
 from django.utils import timezone
 
+from marketplace.db import rows_prune
 from marketplace.orders.models import SyncEvent
 from marketplace.privacy.models import TaskDeadLetter
 from marketplace.returns.models import PlatformStep, ReturnsRecordProblem, StepStatus
-
-
-def rows_prune(query: QuerySet[Model], *, batch_size: int = 5000) -> int:
-    """Delete the rows of ``query`` in batches of ``batch_size``; returns how many."""
-    model = query.model
-    deleted = 0
-    while True:
-        batch = query.order_by("pk").values("pk")[:batch_size]
-        count, _ = model._default_manager.filter(pk__in=batch).delete()
-        deleted += count
-        if count < batch_size:
-            return deleted
 
 
 def traffic_tables_prune(*, now: datetime | None = None) -> dict[str, int]:

@@ -8,19 +8,11 @@ from decimal import Decimal
 from typing import Any
 
 from marketplace.reconcile import kinds
-from marketplace.reconcile.compare_returns import ledger_net
+from marketplace.reconcile.after_sale_ours import AfterSaleOurs
 from marketplace.reconcile.models import FindingAction
 from marketplace.reconcile.pass_state import PassState
-from marketplace.returns.models import (
-    PlatformStep,
-    RefundStatus,
-    SellerRefund,
-    StepKind,
-    StepStatus,
-)
+from marketplace.returns.models import RefundStatus, SellerRefund
 from marketplace.returns.services.refund_versions import lines_digest
-
-OPEN_STEP = (StepStatus.PENDING, StepStatus.RETRYING)
 
 
 def _ours(refund: SellerRefund | None, paid: Decimal) -> dict[str, Any]:
@@ -50,21 +42,19 @@ def _theirs(entry: dict[str, Any]) -> dict[str, Any]:
     return {key: entry.get(key) for key in keys if key in entry}
 
 
-def _complete_in_flight(refund: SellerRefund) -> bool:
-    """Our ``complete`` call of this refund is on its way (not yet at the platform)."""
-    return PlatformStep.objects.filter(
-        refund=refund, kind=StepKind.COMPLETE_REFUND, status__in=OPEN_STEP
-    ).exists()
-
-
 def refund_compare(
-    state: PassState, refund_id: str, entry: dict[str, Any], refund: SellerRefund | None
+    state: PassState,
+    ours: AfterSaleOurs,
+    refund_id: str,
+    entry: dict[str, Any],
+    refund: SellerRefund | None,
 ) -> None:
-    """One refund the platform lists on an order of ours (``refund``: ours, if we hold it)."""
+    """One refund the platform lists on an order of ours (``refund``: ours, if we hold it;
+    ``ours``: the ledger totals and steps, read once for the pass)."""
     state.count("refunds")
     key = f"{entry.get('mp_order_number')}/refund {refund_id}"
     theirs = str(entry.get("status") or "")
-    paid = ledger_net(refund=refund) if refund is not None else Decimal(0)
+    paid = ours.paid_for_refund(refund.pk) if refund is not None else Decimal(0)
     same_lines = refund is not None and refund.lines_digest == lines_digest(entry)
 
     def staff(kind: str, note: str) -> None:
@@ -85,7 +75,7 @@ def refund_compare(
             staff(kinds.REFUND_AMOUNTS_DIFFER, "the platform's lines differ from those we paid")
         return
     if paid > 0:
-        if refund is not None and _complete_in_flight(refund):
+        if refund is not None and ours.complete_in_flight(refund.pk):
             return  # our complete call is on its way
         if not same_lines:
             staff(kinds.REFUND_AMOUNTS_DIFFER, "the platform's lines differ from those we paid")
@@ -109,10 +99,10 @@ def refund_compare(
         state.pull_due_now = True
 
 
-def refund_missing_there(state: PassState, refund: SellerRefund) -> None:
+def refund_missing_there(state: PassState, ours: AfterSaleOurs, refund: SellerRefund) -> None:
     """A refund we hold on an order we listed, which the platform does not list."""
     state.count("refunds")
-    paid = ledger_net(refund=refund)
+    paid = ours.paid_for_refund(refund.pk)
     state.record(
         kind=kinds.REFUND_MISSING_THERE,
         object_type="refund",

@@ -6,20 +6,12 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Sum
-
 from marketplace.reconcile import kinds
+from marketplace.reconcile.after_sale_ours import AfterSaleOurs
 from marketplace.reconcile.models import FindingAction
 from marketplace.reconcile.pass_state import PassState
 from marketplace.reconcile.repairs import return_reread_mark, step_send_again
-from marketplace.returns.models import (
-    PlatformStep,
-    RefundLedgerEntry,
-    Return,
-    ReturnStatus,
-    StepKind,
-    StepStatus,
-)
+from marketplace.returns.models import Return, ReturnStatus, StepKind, StepStatus
 
 # How far along a return is; REJECTED (reading B) ends it as COMPLETED does.
 RETURN_RANK: dict[str, int] = {
@@ -31,17 +23,6 @@ RETURN_RANK: dict[str, int] = {
 }
 # The platform's states in which a return's refund is owed to the buyer.
 PAID_STATES = (ReturnStatus.REFUNDED, ReturnStatus.COMPLETED)
-OPEN_STEP = (StepStatus.PENDING, StepStatus.RETRYING)
-
-
-def ledger_net(**source: Any) -> Decimal:
-    """What our ledger pays for one return or refund (reversals included)."""
-    total = RefundLedgerEntry.objects.filter(**source).aggregate(total=Sum("amount"))["total"]
-    return Decimal(total or 0)
-
-
-def _step(return_request: Return, kind: str) -> PlatformStep | None:
-    return PlatformStep.objects.filter(return_request=return_request, kind=kind).first()
 
 
 def _ours(return_request: Return, paid: Decimal) -> dict[str, Any]:
@@ -59,14 +40,15 @@ def _theirs(entry: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def return_compare(state: PassState, return_request: Return) -> None:
+def return_compare(state: PassState, ours: AfterSaleOurs, return_request: Return) -> None:
+    """One return of ours (``ours``: its ledger total and steps, read once for the pass)."""
     state.count("returns")
     number = return_request.order.mp_order_number
     key = f"{number}/{return_request.mp_return_number}"
     entry = state.side.returns.get((number, return_request.mp_return_number))
-    paid = ledger_net(return_request=return_request)
+    paid = ours.paid_for_return(return_request.pk)
     if entry is None:
-        push = _step(return_request, StepKind.PUSH_RETURN)
+        push = ours.return_step(return_request.pk, StepKind.PUSH_RETURN)
         if push is not None and push.status == StepStatus.DONE and step_send_again(step=push):
             state.record(
                 kind=kinds.RETURN_MISSING,
@@ -101,7 +83,7 @@ def return_compare(state: PassState, return_request: Return) -> None:
         state.pull_due_now = True
         return
     if return_request.status == ReturnStatus.COMPLETED and theirs == ReturnStatus.REFUNDED:
-        complete = _step(return_request, StepKind.COMPLETE_RETURN)
+        complete = ours.return_step(return_request.pk, StepKind.COMPLETE_RETURN)
         done = complete is not None and complete.status == StepStatus.DONE
         if done and complete is not None and step_send_again(step=complete):
             state.record(

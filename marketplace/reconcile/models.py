@@ -3,7 +3,8 @@
 A finding is recorded whatever was done about it: repaired by the app (the outbox sent
 again, the next pull forced to read), recorded from the platform's record (after a
 restore), or left to staff with both versions side by side (money, or both sides moved).
-Rows are never deleted by the pass: staff settle the ones left to them.
+Rows are never deleted by the pass: staff settle the ones left to them. A daily job
+(``retention.py``) deletes runs and done findings after ``RECONCILE_RETENTION_DAYS``.
 """
 
 from __future__ import annotations

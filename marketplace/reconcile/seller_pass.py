@@ -29,6 +29,7 @@ from django.utils import timezone
 from marketplace.catalog.errors import CatalogError
 from marketplace.orders.models import Order
 from marketplace.platform.errors import PlatformError
+from marketplace.reconcile.after_sale_ours import after_sale_ours_read
 from marketplace.reconcile.compare_listing_status import (
     StatusSide,
     listing_status_compare,
@@ -136,7 +137,7 @@ def _pass(run: ReconcileRun, given: Scope | None = None) -> None:
             run.error = "the pull lease ran out during the reads: nothing repaired"
             return
         state = PassState(run=run, side=side)
-        _compare_all(state, scope)
+        scope_compare(state, scope)
         if not statuses.empty:
             compare = partial(listing_status_compare, state, statuses, held)
             _each(state, "listing statuses of seller", str(run.seller_id), compare)
@@ -170,7 +171,9 @@ def _each(state: PassState, what: str, key: str, compare: Callable[[], None]) ->
         state.object_errors.append(f"{what} {key}")
 
 
-def _compare_all(state: PassState, scope: Scope) -> None:
+def scope_compare(state: PassState, scope: Scope) -> None:
+    """Step 5 for the orders, returns and refunds of ``scope``, the platform's side read.
+    Its queries do not grow with the returns and refunds in scope (``after_sale_ours``)."""
     seller_id = state.run.seller_id
     orders = (
         Order.objects.filter(seller_id=seller_id, mp_order_number__in=scope.orders)
@@ -180,13 +183,11 @@ def _compare_all(state: PassState, scope: Scope) -> None:
     )
     for order in orders:
         _each(state, "order", order.mp_order_number, partial(order_compare, state, order))
-    returns = (
+    returns = list(
         Return.objects.filter(seller_id=seller_id, order__mp_order_number__in=scope.return_orders)
         .select_related("order")
         .order_by("id")
     )
-    for ret in returns:
-        _each(state, "return", ret.mp_return_number, partial(return_compare, state, ret))
     ours = {
         refund.refund_id: refund
         for refund in SellerRefund.objects.filter(
@@ -195,11 +196,19 @@ def _compare_all(state: PassState, scope: Scope) -> None:
         .select_related("order")
         .prefetch_related("lines")
     }
+    # Ledger totals and steps of them all, read once (not one query per return or refund).
+    money = after_sale_ours_read(
+        return_ids=[ret.pk for ret in returns], refund_ids=[refund.pk for refund in ours.values()]
+    )
+    for ret in returns:
+        _each(state, "return", ret.mp_return_number, partial(return_compare, state, money, ret))
     numbers = set(scope.refund_orders)
     for refund_id, entry in sorted(state.side.refunds.items()):
         if str(entry.get("mp_order_number") or "") in numbers:
-            compare = partial(refund_compare, state, refund_id, entry, ours.get(refund_id))
+            held = ours.get(refund_id)
+            compare = partial(refund_compare, state, money, refund_id, entry, held)
             _each(state, "refund", refund_id, compare)
     for refund_id, refund in sorted(ours.items()):
         if refund_id not in state.side.refunds:
-            _each(state, "refund", refund_id, partial(refund_missing_there, state, refund))
+            missing = partial(refund_missing_there, state, money, refund)
+            _each(state, "refund", refund_id, missing)

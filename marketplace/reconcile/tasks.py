@@ -6,6 +6,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from marketplace.reconcile.models import RunTrigger
+from marketplace.reconcile.retention import reconcile_rows_prune
 from marketplace.reconcile.schedule import reconcile_tick
 from marketplace.reconcile.seller_pass import seller_reconcile
 
@@ -21,3 +22,9 @@ def seller_reconcile_task(
 ) -> dict[str, object]:
     run = seller_reconcile(seller_id=seller_id, trigger=trigger, actor=actor)
     return {"seller_id": seller_id, "findings": run.findings_count, "error": run.error}
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def reconcile_rows_prune_task() -> dict[str, int]:
+    """Daily: runs and findings past ``RECONCILE_RETENTION_DAYS`` (never an open finding)."""
+    return reconcile_rows_prune()

@@ -184,13 +184,18 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "task": "marketplace.privacy.tasks.pending_erasures_task",
         "schedule": 600.0,
     },
-    # Done return steps, per-order sync history, "Pull now" requests past their retention.
     # Reconciliation with the platform: the sellers whose daily slot fell since the last
     # tick (marketplace/reconcile/schedule.py); each pass runs as its own task.
     "reconcile-tick": {
         "task": "marketplace.reconcile.tasks.reconcile_tick_task",
         "schedule": RECONCILE_TICK_SECONDS,
     },
+    # Runs and findings past RECONCILE_RETENTION_DAYS (an open finding and its run stay).
+    "reconcile-rows-prune": {
+        "task": "marketplace.reconcile.tasks.reconcile_rows_prune_task",
+        "schedule": 86400.0,
+    },
+    # Done return steps, per-order sync history, "Pull now" requests past their retention.
     "traffic-tables-prune": {
         "task": "marketplace.privacy.tasks.traffic_tables_prune_task",
         "schedule": 86400.0,

@@ -299,3 +299,8 @@ RECONCILE_STATUS_SAMPLE = 1000
 # seconds further back so a missed tick (a beat restart) still runs them.
 RECONCILE_TICK_SECONDS: float = 600.0
 RECONCILE_LOOKBACK_SECONDS: float = 3600.0
+# Runs and findings are deleted by a daily job once this many days old; a finding still
+# open (left to staff) is never deleted, nor the run it belongs to (README, Reconciliation).
+RECONCILE_RETENTION_DAYS: int = env.int("RECONCILE_RETENTION_DAYS", default=90)
+if RECONCILE_RETENTION_DAYS < 1:
+    raise ImproperlyConfigured("RECONCILE_RETENTION_DAYS must be at least 1")

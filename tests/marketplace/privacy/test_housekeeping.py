@@ -11,8 +11,9 @@ import pytest
 from django.conf import settings as django_settings
 from django.utils import timezone
 
+from marketplace.db import rows_prune
 from marketplace.orders.models import SyncEvent
-from marketplace.privacy.housekeeping import rows_prune, traffic_tables_prune
+from marketplace.privacy.housekeeping import traffic_tables_prune
 from marketplace.returns.models import PlatformStep, ReturnsRecordProblem, StepKind, StepStatus
 from tests.marketplace.privacy.builders import buyer_order
 
