@@ -79,7 +79,7 @@ def _parser() -> argparse.ArgumentParser:
     add(
         "--p1-client-nice",
         type=int,
-        default=_env_int("p1_client_nice", 10),
+        default=_env_int("p1_client_nice", 0),
         help="niceness of both clients (0: the bench host's cores shared evenly)",
     )
     add("--p2-small", type=int, default=_env_int("p2_small", 1000))

@@ -113,7 +113,7 @@ def run(
     sellers: int = 4,
     profile: int = 0,
     rounds: int = 3,
-    client_nice: int = 10,
+    client_nice: int = 0,
 ) -> dict[str, Any]:
     from django.db import transaction
     from django.utils import timezone
@@ -143,10 +143,11 @@ def run(
     # One call in flight per worker process: the same number of requests in flight as
     # the baseline's threads (production sends PUSH_SEND_CONCURRENCY per process). The
     # worker runs through every round; it is idle while the baseline runs.
-    # The platform runs on hosts of its own; here it shares two cores with the client. Both
-    # clients (the worker's processes, the bare loop's threads) run at ``client_nice`` so
-    # that, as on separate hosts, a client's CPU never takes the platform's: the ratio then
-    # says how well each keeps the platform busy, not how the bench host splits its cores.
+    # The platform runs on hosts of its own; here it shares two cores with the client.
+    # ``client_nice`` > 0 runs both clients (the worker's processes, the bare loop's
+    # threads) at that niceness, so a client's CPU does not take the sandbox's: a check of
+    # whether the shared cores are what limits the ratio (measured: they are not; see
+    # docs/benchmarks.md). Off by default.
     worker = env.worker(
         concurrency=concurrency,
         name="p1",

@@ -92,6 +92,8 @@ def _serve(args: argparse.Namespace) -> None:
     from django.db import connections
 
     connections.close_all()
+    # Writers wait on a lock in the process, not in SQLite's sleeping busy handler.
+    os.environ["SANDBOX_QUEUED_WRITERS"] = "1"
     if args.auto_ship_seconds is not None:
         os.environ["SANDBOX_AUTO_SHIP_SECONDS"] = str(args.auto_ship_seconds)
     if args.additive_fields:

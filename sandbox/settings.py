@@ -69,7 +69,10 @@ def _database_config(url: str) -> dict:
     if not db_path.is_absolute():
         db_path = REPO_DIR / db_path
     return {
-        "ENGINE": "django.db.backends.sqlite3",
+        # The served sandbox queues its writers (``sandbox/common/sqlite_queued``).
+        "ENGINE": "sandbox.common.sqlite_queued"
+        if os.environ.get("SANDBOX_QUEUED_WRITERS")
+        else "django.db.backends.sqlite3",
         "NAME": str(db_path),
         # Threads keep their connection; one gunicorn worker with many threads.
         "CONN_MAX_AGE": None,

@@ -148,6 +148,15 @@ def take_due(
         params.append(_field(model, UNTIL).get_db_prep_save(now, connection))
     params.append(limit)
     with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            # Walk the index in order, never a bitmap of it: the due rows are the oldest
+            # few, so the planner often expects ~10 and picks a bitmap scan and a sort.
+            # That reads every index entry up to the due time, dead ones included (rows
+            # whose due time moved on and vacuum has not reached), and a bitmap scan never
+            # marks them dead: at 100 000 schedules it re-read 7 750 entries and 1 278
+            # pages a tick for 250 due. An ordered index scan stops at the LIMIT and
+            # marks the dead entries it passes, so the next tick skips them.
+            cursor.execute("SET LOCAL enable_bitmapscan = off")
         cursor.execute(sql, params)
         return [row[0] for row in cursor.fetchall()]
 
