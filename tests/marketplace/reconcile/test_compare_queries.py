@@ -5,6 +5,7 @@ database, with the platform's side as a pass would have read it (no sandbox need
 
 from __future__ import annotations
 
+import hashlib
 from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
@@ -49,7 +50,7 @@ def _order_with_money(seller: Seller, side: PlatformSide, n: int) -> str:
         reason="arrived broken",
         request_date=date.today(),
         respond_date=date.today() + timedelta(days=14),
-        intake_fingerprint=f"{seller.pk}{n:063d}",
+        intake_fingerprint=hashlib.sha256(f"{seller.pk}-{n}".encode()).hexdigest(),
         status=ReturnStatus.COMPLETED,
     )
     entry: dict[str, Any] = {"mp_order_number": order.mp_order_number, "merchant_refund_lines": []}
