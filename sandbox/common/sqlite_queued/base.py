@@ -46,6 +46,8 @@ class QueuedCursor(base.SQLiteCursorWrapper):
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
+    # Django's private transaction hooks (django/db/backends/base/base.py), which the
+    # stubs leave out; each calls Django's own and then gives the lock back.
     _holds_writer = False
 
     def create_cursor(self, name: str | None = None) -> Any:
@@ -54,7 +56,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
     def _start_transaction_under_autocommit(self) -> None:
         _writer.acquire()
         try:
-            super()._start_transaction_under_autocommit()
+            super()._start_transaction_under_autocommit()  # type: ignore[misc]  # not in the stubs
         except BaseException:
             _writer.release()
             raise
@@ -67,18 +69,18 @@ class DatabaseWrapper(base.DatabaseWrapper):
 
     def _commit(self) -> Any:
         try:
-            return super()._commit()
+            return super()._commit()  # type: ignore[misc]  # not in the stubs
         finally:
             self._writer_release()
 
     def _rollback(self) -> Any:
         try:
-            return super()._rollback()
+            return super()._rollback()  # type: ignore[misc]  # not in the stubs
         finally:
             self._writer_release()
 
     def _close(self) -> Any:
         try:
-            return super()._close()
+            return super()._close()  # type: ignore[misc]  # not in the stubs
         finally:
             self._writer_release()
