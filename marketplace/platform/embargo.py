@@ -135,11 +135,16 @@ def embargo_set(*, holder: str, seconds: float) -> float:
         return embargo_remaining(holder=holder)
     # Round up to the millisecond: a wait cut short by rounding is an early retry.
     wait_ms = int(seconds * 1000) + 1
-    # The database copy first: it is what survives a Redis restart.
-    in_database = _db_set(holder, wait_ms / 1000)
+    # Redis and the announcement first: they are what every worker reads before a call,
+    # so until they are written the wait is unknown to all. The database copy (what
+    # survives a Redis restart) comes after: written first, from a sender thread that
+    # may have to open its connection, it held back the announcement by up to half a
+    # second on a loaded machine, and the other workers' calls meanwhile were early
+    # retries (soak, 2026-11-28: 10, 0.48-0.67 s after a 503 that asked for 1 s).
     held = _redis_set(holder, wait_ms)
     if held is not None:
         _announce(holder)
+    in_database = _db_set(holder, wait_ms / 1000)
     return held if held is not None else in_database
 
 
