@@ -11,6 +11,7 @@ failure.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -39,6 +40,8 @@ class Batch:
     # Why each skipped row was skipped (claimed, failed, not due, or the kind's reason).
     reasons: dict[int, str] = field(default_factory=dict)
     looked_at: int = 0
+    # When the lease began (``time.monotonic()``): no call starts that could outlive it.
+    leased_at: float = field(default_factory=time.monotonic)
 
 
 def _skip_reason(kind: OutboxKind, row: Any, now: datetime, force: bool) -> str | None:
@@ -131,8 +134,9 @@ def holding(kind: OutboxKind, *, pk: int, token: str) -> Iterator[Any]:
         yield row
 
 
-def release(kind: OutboxKind, batch: Batch) -> int:
-    """Give the batch's claims back unrecorded (the sender crashed): due again at once,
-    not after the lease."""
+def release(kind: OutboxKind, batch: Batch, *, sent: bool = True) -> int:
+    """Give the batch's claims back unrecorded (the sender crashed; ``sent=False``: no
+    call was started, so no attempt is counted): due again at once, not after the lease."""
     pks = [c.pk for c in batch.claims]
-    return lease.release(kind.model._default_manager.filter(pk__in=pks), token=batch.token)
+    rows = kind.model._default_manager.filter(pk__in=pks)
+    return lease.release(rows, token=batch.token, attempted=sent)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
-from marketplace.outbox.claim import Batch, claim
+from marketplace.outbox.claim import Batch, claim, release
 from marketplace.outbox.kind import OutboxKind
 from marketplace.outbox.outcomes import UNSENT, Outcome
 from marketplace.outbox.record import record
-from marketplace.outbox.send import send
+from marketplace.outbox.send import Sending, send, send_start
 
 logger = logging.getLogger(__name__)
 
@@ -19,7 +19,7 @@ def cycle(kind: OutboxKind, batch: Batch) -> tuple[dict[int, str], dict[int, Out
     """Send a claimed batch and record the answers: (status per key, outcome per key)."""
     if not batch.claims:
         return {}, {}
-    outcomes = send(kind, batch.claims)
+    outcomes = send(kind, batch.claims, leased_at=batch.leased_at)
     return record(kind, batch.claims, outcomes), outcomes
 
 
@@ -36,26 +36,88 @@ def drain(kind: OutboxKind, *, seconds: float | None = None) -> int:
     """Send due rows in batches until none is left or ``seconds`` have passed.
 
     Returns how many rows were claimed. Runs side by side with other drains.
+
+    A kind that ``sends_ahead`` keeps its calls going through a backlog: while a full
+    batch's calls are in flight (in the sender threads), this thread records the batch
+    before it and claims the next one. Claiming and recording cost about a tenth of a
+    batch's time with the calls stopped (docs/benchmarks.md, P1). Only the database work
+    overlaps: the next batch's calls start after this one's have all ended, so a 429 or a
+    dead grant met here still holds the seller's calls in the next batch.
     """
     budget = kind.drain_seconds() if seconds is None else seconds
     batch_size = kind.batch_size()
     kind.drain_begin()  # before the first claim: a change committed after it rings again
     started = time.monotonic()
     claimed = 0
-    while True:
-        batch = claim(kind, limit=batch_size)
-        if batch.looked_at == 0:
-            return claimed
-        if batch.looked_at == batch_size:
-            kind.ring()  # there may be more: let an idle worker drain beside us
-        claimed += len(batch.claims)
-        _, outcomes = cycle(kind, batch)
-        if batch.claims and all(o.kind == UNSENT for o in outcomes.values()):
-            # Nothing could be sent within the lease (the lease is shorter than the call
-            # budget): do not spin; the rows stay due for the next drain.
-            logger.error("%s batch sent nothing: the lease is below the call budget", kind.name)
-            return claimed
-        if time.monotonic() - started > budget:
-            # Hand over rather than hog the worker process; the rest stays due.
-            kind.ring(force=True)
-            return claimed
+    # Each batch goes from claimed (``unsent``) to its calls started (``flying``) to
+    # answered (``answered``) to recorded; a drain that raises cleans up each stage.
+    unsent: Batch | None = claim(kind, limit=batch_size)
+    flying: tuple[Batch, Sending] | None = None
+    answered: tuple[Batch, dict[int, Outcome]] | None = None
+    try:
+        while unsent is not None and unsent.looked_at:
+            batch, unsent = unsent, None
+            full = batch.looked_at == batch_size
+            if full:
+                kind.ring()  # there may be more: let an idle worker drain beside us
+            claimed += len(batch.claims)
+            ahead = kind.sends_ahead and full
+            sending = send_start(kind, batch.claims, leased_at=batch.leased_at, in_background=ahead)
+            flying = (batch, sending)
+            if answered is not None:
+                record(kind, answered[0].claims, answered[1])
+                answered = None
+            if ahead and time.monotonic() - started <= budget:
+                unsent = claim(kind, limit=batch_size)
+            answered = (batch, sending.outcomes())
+            flying = None
+            outcomes = answered[1]
+            if batch.claims and all(o.kind == UNSENT for o in outcomes.values()):
+                # Nothing could be sent within the lease (the lease is shorter than the call
+                # budget): do not spin; the rows stay due for the next drain.
+                logger.error("%s batch sent nothing: the lease is below the call budget", kind.name)
+                break
+            if unsent is None:
+                record(kind, batch.claims, outcomes)
+                answered = None
+                if time.monotonic() - started > budget:
+                    # Hand over rather than hog the worker process; the rest stays due.
+                    kind.ring(force=True)
+                    return claimed
+                unsent = claim(kind, limit=batch_size)
+            # else: this batch is recorded while the next one's calls are in flight
+        if answered is not None:
+            record(kind, answered[0].claims, answered[1])
+            answered = None
+        if unsent is not None and unsent.claims:
+            release(kind, unsent, sent=False)  # claimed ahead, never sent: due again now
+        return claimed
+    except BaseException:
+        _drain_abandoned(kind, unsent, flying, answered)
+        raise
+
+
+def _drain_abandoned(
+    kind: OutboxKind,
+    unsent: Batch | None,
+    flying: tuple[Batch, Sending] | None,
+    answered: tuple[Batch, dict[int, Outcome]] | None,
+) -> None:
+    """What a drain that raised leaves behind: answers are recorded, calls in flight
+    awaited and recorded, a batch never sent given back (due again at once, not after its
+    lease). A step that fails is logged and leaves its rows to their lease (counted as a
+    lost worker's attempt), the others still run."""
+    steps: list[tuple[str, Callable[[], object]]] = []
+    if answered is not None:
+        batch, outcomes = answered
+        steps.append(("record", lambda: record(kind, batch.claims, outcomes)))
+    if flying is not None:
+        started, sending = flying
+        steps.append(("record", lambda: record(kind, started.claims, sending.outcomes())))
+    if unsent is not None and unsent.claims:
+        steps.append(("give back", lambda: release(kind, unsent, sent=False)))
+    for what, step in steps:
+        try:
+            step()
+        except Exception:
+            logger.exception("%s drain: could not %s a batch", kind.name, what)

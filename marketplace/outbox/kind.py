@@ -120,6 +120,10 @@ class OutboxKind:
     wake_early: ClassVar[bool] = True
     # Open rows always carry a due time (the sweeper repairs one that has none).
     due_time_required: ClassVar[bool] = True
+    # A drain claims the next batch and records the last one while a full batch's calls
+    # are in flight (``drain.drain``). Its calls then run in the sender threads even one at
+    # a time, so ``send_one`` must not need the caller's transaction.
+    sends_ahead: ClassVar[bool] = False
 
     # The names of the kind's settings (read at call time: tests override settings).
     tuning: ClassVar[Tuning]

@@ -32,7 +32,8 @@ from functools import cache
 from typing import Any, TypeVar
 
 from django.db import connections, router, transaction
-from django.db.models import Field, Model, Q, QuerySet
+from django.db.models import F, Field, Model, Q, QuerySet
+from django.db.models.functions import Greatest
 
 M = TypeVar("M", bound=Model)
 
@@ -216,10 +217,14 @@ def holding(rows: QuerySet[M], *, token: str) -> Iterator[M | None]:
 # --- give back ---------------------------------------------------------------------------
 
 
-def release(rows: QuerySet[Any], *, token: str) -> int:
+def release(rows: QuerySet[Any], *, token: str, attempted: bool = True) -> int:
     """Give back the rows of ``rows`` held by ``token``, unrecorded: free at once, not
-    after the lease."""
-    return rows.filter(claim_token=token).update(claim_token="", lease_until=None)
+    after the lease. ``attempted=False``: nothing was sent, the claim's attempt is taken
+    back (rows with an ``attempts`` count)."""
+    fields: dict[str, Any] = {"claim_token": "", "lease_until": None}
+    if not attempted:
+        fields["attempts"] = Greatest(F("attempts") - 1, 0)
+    return rows.filter(claim_token=token).update(**fields)
 
 
 def release_lapsed(rows: QuerySet[Any], *, now: datetime) -> int:

@@ -10,18 +10,17 @@ writes them.
 
 from __future__ import annotations
 
-import contextvars
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from django.db import connections
 
 from marketplace.outbox.kind import Claim, OutboxKind
 from marketplace.outbox.outcomes import RATE_LIMITED, UNSENT, WAITING, Outcome
-from marketplace.platform.calllog import platform_calls_buffered
+from marketplace.platform.calllog import PlatformCallsCollected, platform_calls_buffered
 
 _pool_lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
@@ -52,13 +51,58 @@ def _in_sender_thread(send: Callable[[Claim], Outcome], claim: Claim) -> Outcome
         connections.close_all()
 
 
-def send(kind: OutboxKind, claims: list[Claim]) -> dict[int, Outcome]:
+class Sending:
+    """A batch's calls, started; ``outcomes`` waits for them (``send_start``)."""
+
+    def __init__(
+        self,
+        futures: dict[int, Future[Outcome]],
+        calls: PlatformCallsCollected | None = None,
+        done: dict[int, Outcome] | None = None,
+    ) -> None:
+        self._futures = futures
+        self._calls = calls
+        self._done = done
+
+    def outcomes(self) -> dict[int, Outcome]:
+        """The outcome per key, once every call has ended; their call records are written
+        from this (the caller's) thread."""
+        if self._done is None:
+            try:
+                self._done = {key: future.result() for key, future in self._futures.items()}
+            finally:
+                if self._calls is not None:
+                    self._calls.write()
+        return self._done
+
+
+def send(
+    kind: OutboxKind, claims: list[Claim], *, leased_at: float | None = None
+) -> dict[int, Outcome]:
     """Call the platform for each claim; returns the outcome per key."""
+    return send_start(kind, claims, leased_at=leased_at).outcomes()
+
+
+def send_start(
+    kind: OutboxKind,
+    claims: list[Claim],
+    *,
+    leased_at: float | None = None,
+    in_background: bool = False,
+) -> Sending:
+    """Start the calls for these claims (their lease began at ``leased_at``, a
+    ``time.monotonic()``; None: now).
+
+    ``in_background``: every call runs in the sender threads, even one at a time, so the
+    caller's thread can claim or record meanwhile. Otherwise a kind sending one call at a
+    time sends them in the caller's thread, and they have ended when this returns.
+    """
     if not claims:
-        return {}
+        return Sending({}, done={})
     # Stop starting calls while one more could outlive the lease: past it, another
     # worker may claim the row and two calls for it could overlap.
-    send_until = time.monotonic() + kind.lease_seconds() - kind.call_budget_seconds() - 1.0
+    began = time.monotonic() if leased_at is None else leased_at
+    send_until = began + kind.lease_seconds() - kind.call_budget_seconds() - 1.0
     clients: dict[int, Any] = {}
     # After a 429 or a dead connection, the group's calls not started yet are held: they
     # would meet the same answer (and a 429 asks us to slow down).
@@ -95,13 +139,13 @@ def send(kind: OutboxKind, claims: list[Claim]) -> dict[int, Outcome]:
 
     ordered = kind.order(claims)
     concurrency = max(1, min(kind.send_concurrency(), len(ordered)))
-    with platform_calls_buffered():
-        if concurrency == 1:
-            return {claim.key: one(claim) for claim in ordered}
-        pool = _send_pool(kind.send_concurrency())
-        # Each job runs in a copy of this context, so its call records land in our buffer.
-        futures = {
-            claim.key: pool.submit(contextvars.copy_context().run, _in_sender_thread, one, claim)
-            for claim in ordered
-        }
-        return {key: future.result() for key, future in futures.items()}
+    if concurrency == 1 and not in_background:
+        with platform_calls_buffered():
+            return Sending({}, done={claim.key: one(claim) for claim in ordered})
+    # One call at a time in the background: a pool of one thread runs them in order.
+    pool = _send_pool(kind.send_concurrency())
+    calls = PlatformCallsCollected()
+    futures = {
+        claim.key: pool.submit(calls.run, _in_sender_thread, one, claim) for claim in ordered
+    }
+    return Sending(futures, calls)

@@ -7,10 +7,11 @@ A batch of calls (a push batch) can buffer its records and write them with one I
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, copy_context
 from datetime import timedelta
+from typing import Any, TypeVar
 
 from django.utils import timezone
 
@@ -19,6 +20,7 @@ from marketplace.log_redaction import redact
 from marketplace.platform.models import PlatformCall
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 EXCERPT_CHARS = 2000
 # A successful call keeps a short response excerpt (the order client logs no request
@@ -134,10 +136,40 @@ def platform_calls_buffered() -> Iterator[None]:
         yield
     finally:
         _buffer.reset(token)
-        try:
-            rows_insert(calls)
-        except Exception:  # the call log must never turn good pushes into failures
-            logger.exception("could not record %d platform calls", len(calls))
+        _calls_write(calls)
+
+
+class PlatformCallsCollected:
+    """``platform_calls_buffered`` for calls made in other threads and written later by
+    the caller's thread (an outbox batch sent while the next one is claimed).
+
+    ``run`` runs a function in a copy of the caller's context with this buffer set (each
+    thread needs a context of its own; the copies share the list). ``write`` writes the
+    records from the thread that owns the database connection. Inside an open buffer, the
+    outer one collects and writes them.
+    """
+
+    def __init__(self) -> None:
+        self._context = copy_context()
+        self._calls: list[PlatformCall] | None = None
+        if _buffer.get() is None:
+            self._calls = []
+            self._context.run(_buffer.set, self._calls)
+
+    def run(self, function: Callable[..., T], *args: Any) -> T:
+        return self._context.copy().run(function, *args)
+
+    def write(self) -> None:
+        if self._calls is not None:
+            calls, self._calls = self._calls, []
+            _calls_write(calls)
+
+
+def _calls_write(calls: list[PlatformCall]) -> None:
+    try:
+        rows_insert(calls)
+    except Exception:  # the call log must never turn good pushes into failures
+        logger.exception("could not record %d platform calls", len(calls))
 
 
 def platform_call_prune(*, older_than: timedelta = RETENTION, batch_size: int = 5000) -> int:

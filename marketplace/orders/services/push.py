@@ -76,6 +76,8 @@ class OrderPushKind(OutboxKind):
     claim_fields: ClassVar[list[str] | None] = ["status", "claimed_version", "last_payload"]
     claim_defer = ("last_response",)
     record_defer = ("last_payload",)
+    # A backlog is the push's peak (a sale, a reconnect's release): keep its calls going.
+    sends_ahead = True
 
     def call_budget_seconds(self) -> float:
         return call_budget_seconds()

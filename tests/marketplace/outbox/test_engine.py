@@ -5,6 +5,9 @@ counts as a failure, and the three senders are kinds of this one engine."""
 
 from __future__ import annotations
 
+import threading
+import time
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -14,6 +17,7 @@ from django.utils import timezone
 from marketplace.catalog.listing_status.edrts_sender import EDRTS_SEND
 from marketplace.orders.models import OrderSync
 from marketplace.orders.services.push import ORDER_PUSH
+from marketplace.outbox import drain
 from marketplace.outbox.claim import claim
 from marketplace.outbox.drain import cycle
 from marketplace.outbox.kind import Claim, OutboxKind
@@ -109,3 +113,132 @@ def test_a_transient_failure_backs_off_within_the_formula(
     wait = (sync.next_attempt_at - before).total_seconds()
     assert 4.0 <= wait <= 8.5  # equal jitter: half fixed, half random
     assert (sync.failures, sync.last_error, sync.last_error_status) == (1, "boom", 503)
+
+
+@pytest.fixture
+def steps(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The drain's claims, records and calls, in the order they happened."""
+    happened: list[str] = []
+    lock = threading.Lock()
+
+    def noted(what: str, function: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            result = function(*args, **kwargs)
+            with lock:
+                happened.append(what)
+            return result
+
+        return wrapper
+
+    monkeypatch.setattr(drain, "claim", noted("claim", drain.claim))
+    monkeypatch.setattr(drain, "record", noted("record", drain.record))
+    return happened
+
+
+def test_a_backlog_is_claimed_and_recorded_while_calls_are_in_flight(
+    connected_seller: Any,
+    quiet_broker: BrokerRecorder,
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    steps: list[str],
+) -> None:
+    # One call at a time, as the P1 benchmark runs it: the calls still go to a sender
+    # thread, and each call waits until the drain has done its database work beside it.
+    settings.PUSH_BATCH_SIZE, settings.PUSH_SEND_CONCURRENCY = 2, 1
+    orders = [make_order(f"MP-AHEAD-{i}") for i in range(5)]
+    sent: list[int] = []
+
+    def send_one(client: Any, claim: Claim) -> Outcome:
+        done_before = len(steps)
+        deadline = time.monotonic() + 5
+        # The first call of each full batch: the drain claims (and records) meanwhile.
+        if len(sent) in (0, 2):
+            while len(steps) == done_before and time.monotonic() < deadline:
+                time.sleep(0.005)
+        sent.append(claim.key)
+        return Outcome(OK, response={})
+
+    monkeypatch.setattr(ORDER_PUSH, "group_open", lambda group, claims: None)
+    monkeypatch.setattr(ORDER_PUSH, "send_one", send_one)
+    assert drain.drain(ORDER_PUSH) == 5
+    assert sorted(sent) == sorted(o.id for o in orders)
+    assert {s.status for s in OrderSync.objects.filter(order__in=orders)} == {"synced"}
+    # Claims 2 and 3 happened while batches 1 and 2 were sent; batch 1 was recorded while
+    # batch 2 was; the partial third batch is sent and recorded the plain way.
+    assert steps == ["claim", "claim", "record", "claim", "record", "record", "claim"]
+    assert OrderSync.objects.filter(order__in=orders, attempts=1).count() == 5
+
+
+@dataclass
+class Backlog:
+    """Two full batches of two orders each, due."""
+
+    first: list[int]
+    second: list[int]
+
+    def rows(self) -> dict[int, OrderSync]:
+        keys = [*self.first, *self.second]
+        return {s.order_id: s for s in OrderSync.objects.filter(order_id__in=keys)}
+
+
+@pytest.fixture
+def backlog(connected_seller: Any, quiet_broker: BrokerRecorder, settings: Any) -> Backlog:
+    settings.PUSH_BATCH_SIZE = 2
+    keys = [make_order(f"MP-BACKLOG-{i}").id for i in range(4)]
+    return Backlog(first=keys[:2], second=keys[2:])
+
+
+def sending(monkeypatch: pytest.MonkeyPatch, send_one: Any) -> None:
+    monkeypatch.setattr(ORDER_PUSH, "group_open", lambda group, claims: None)
+    monkeypatch.setattr(ORDER_PUSH, "send_one", send_one)
+
+
+def test_a_drain_that_raises_still_records_the_calls_in_flight(
+    backlog: Backlog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sending(monkeypatch, lambda client, claim: Outcome(OK, response={}))
+    real_record = drain.record
+
+    def record(kind: Any, claims: list[Claim], outcomes: Any) -> Any:
+        if claims[0].key in backlog.first:  # the first batch's answers cannot be written
+            raise RuntimeError("the database went away")
+        return real_record(kind, claims, outcomes)
+
+    monkeypatch.setattr(drain, "record", record)
+    with pytest.raises(RuntimeError, match="went away"):
+        drain.drain(ORDER_PUSH)
+    rows = backlog.rows()
+    # The error came while the second batch's calls were in flight: they were awaited and
+    # recorded. The first batch's answers are lost: its rows wait for their lease to run
+    # out, as a lost worker's do.
+    assert {rows[k].status for k in backlog.second} == {"synced"}
+    assert all(rows[k].claim_token and rows[k].status == "pending" for k in backlog.first)
+    assert [r.attempts for r in rows.values()] == [1, 1, 1, 1]
+
+
+def test_a_drain_that_raises_gives_back_the_batch_it_claimed_ahead(
+    backlog: Backlog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def send_one(client: Any, claim: Claim) -> Outcome:
+        time.sleep(0.2)  # long enough for the next batch to be claimed meanwhile
+        raise RuntimeError("a bug in the sender")
+
+    sending(monkeypatch, send_one)
+    with pytest.raises(RuntimeError, match="a bug in the sender"):
+        drain.drain(ORDER_PUSH)
+    rows = backlog.rows()
+    # The batch whose calls raised waits for its lease; the one claimed ahead of it was
+    # never sent: free at once, and no attempt counted.
+    assert all(rows[k].claim_token and rows[k].attempts == 1 for k in backlog.first)
+    assert [(rows[k].claim_token, rows[k].attempts) for k in backlog.second] == [("", 0)] * 2
+
+
+def test_a_batch_claimed_ahead_and_never_sent_is_free_at_once_and_not_an_attempt(
+    backlog: Backlog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every call of the first batch finds no time left in its lease: the drain stops
+    # rather than spin, and the batch it claimed meanwhile is handed back untouched.
+    sending(monkeypatch, lambda client, claim: Outcome(UNSENT))
+    assert drain.drain(ORDER_PUSH) == 2
+    rows = backlog.rows().values()
+    assert [(s.status, s.claim_token, s.attempts) for s in rows] == [("pending", "", 0)] * 4
