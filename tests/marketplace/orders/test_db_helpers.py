@@ -55,6 +55,31 @@ def test_rows_update_prepares_values_of_another_type(seller: Any, quiet_broker: 
     assert (two.last_error, two.failures) == ("404", 3)
 
 
+def test_rows_update_twice_in_one_transaction_writes_only_the_second_calls_rows(
+    seller: Any, quiet_broker: Any
+) -> None:
+    """On Postgres the values go through a temporary table of the session: a second call
+    in the same transaction must not see the first call's rows again."""
+    first, second = (OrderSync.objects.get(order=make_order(f"MP-TW{i}")) for i in range(2))
+    first.last_error, second.last_error = "first call", "first call"
+    assert rows_update([first, second], ["last_error"]) == 2
+    first.last_error = "not written"  # changed on the object, not passed again
+    second.last_error = "second call"
+    assert rows_update([second], ["last_error"]) == 1
+    assert OrderSync.objects.get(pk=first.pk).last_error == "first call"
+    assert OrderSync.objects.get(pk=second.pk).last_error == "second call"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_rows_update_outside_a_transaction_writes_its_rows(seller: Any, quiet_broker: Any) -> None:
+    """In autocommit each statement would commit on its own (and a temporary table that
+    empties at commit would be empty by the ``UPDATE``): the call is one transaction."""
+    sync = OrderSync.objects.get(order=make_order("MP-AUTO"))
+    sync.last_error = "written"
+    assert rows_update([sync], ["last_error"]) == 1
+    assert OrderSync.objects.get(pk=sync.pk).last_error == "written"
+
+
 def test_rows_insert_writes_every_row_with_its_values(seller: Any, quiet_broker: Any) -> None:
     """``rows_insert`` (a COPY on Postgres, bulk_create elsewhere): every field as the
     ORM would write it — JSON, text with quotes, tabs, newlines and backslashes (COPY's
