@@ -39,8 +39,9 @@ def drain(kind: OutboxKind, *, seconds: float | None = None) -> int:
 
     A kind that ``sends_ahead`` keeps its calls going through a backlog: while a full
     batch's calls are in flight (in the sender threads), this thread records the batch
-    before it and claims the next one. Claiming and recording cost about a tenth of a
-    batch's time with the calls stopped (docs/benchmarks.md, P1). Only the database work
+    before it and, once the batch's last quarter of calls is under way, claims the next
+    one. Claiming and recording cost about a tenth of a batch's time with the calls
+    stopped (docs/benchmarks.md, P1). Only the database work
     overlaps: the next batch's calls start after this one's have all ended, so a 429 or a
     dead grant met here still holds the seller's calls in the next batch.
     """
@@ -68,14 +69,22 @@ def drain(kind: OutboxKind, *, seconds: float | None = None) -> int:
                 record(kind, answered[0].claims, answered[1])
                 answered = None
             if ahead and time.monotonic() - started <= budget:
+                # Claimed near the end of this batch's calls, not at their start: the next
+                # batch's lease (and its window to start calls in) runs from its claim, and
+                # a batch slowed by timeouts would otherwise eat into it.
+                sending.wait_until_left(max(kind.send_concurrency(), len(batch.claims) // 4))
                 unsent = claim(kind, limit=batch_size)
             answered = (batch, sending.outcomes())
             flying = None
             outcomes = answered[1]
             if batch.claims and all(o.kind == UNSENT for o in outcomes.values()):
-                # Nothing could be sent within the lease (the lease is shorter than the call
-                # budget): do not spin; the rows stay due for the next drain.
-                logger.error("%s batch sent nothing: the lease is below the call budget", kind.name)
+                # Nothing could be sent within the lease: do not spin; the rows stay due
+                # (and are woken) for the next drain.
+                logger.error(
+                    "%s batch sent nothing: no call could start within its lease (a lease "
+                    "below the call budget, or a batch before it slowed by timeouts)",
+                    kind.name,
+                )
                 break
             if unsent is None:
                 record(kind, batch.claims, outcomes)

@@ -64,6 +64,13 @@ class Sending:
         self._calls = calls
         self._done = done
 
+    def wait_until_left(self, left: int) -> None:
+        """Wait until at most ``left`` calls have not started or not ended (calls start in
+        order: the pool's queue is first in, first out)."""
+        futures = list(self._futures.values())
+        for future in futures[: max(0, len(futures) - left)]:
+            future.exception()  # waits; an error is raised by ``outcomes``
+
     def outcomes(self) -> dict[int, Outcome]:
         """The outcome per key, once every call has ended; their call records are written
         from this (the caller's) thread."""

@@ -143,28 +143,40 @@ def test_a_backlog_is_claimed_and_recorded_while_calls_are_in_flight(
     steps: list[str],
 ) -> None:
     # One call at a time, as the P1 benchmark runs it: the calls still go to a sender
-    # thread, and each call waits until the drain has done its database work beside it.
+    # thread. The last call of each full batch (calls 2 and 4) holds on until the drain
+    # has claimed the next batch: the claim happens while that call is in flight.
     settings.PUSH_BATCH_SIZE, settings.PUSH_SEND_CONCURRENCY = 2, 1
     orders = [make_order(f"MP-AHEAD-{i}") for i in range(5)]
     sent: list[int] = []
+    claims_before_end = {1: 2, 3: 3}  # call index → claims made before it may end
+    waited_in_vain: list[int] = []
 
     def send_one(client: Any, claim: Claim) -> Outcome:
-        done_before = len(steps)
+        index = len(sent)
         deadline = time.monotonic() + 5
-        # The first call of each full batch: the drain claims (and records) meanwhile.
-        if len(sent) in (0, 2):
-            while len(steps) == done_before and time.monotonic() < deadline:
-                time.sleep(0.005)
+        while steps.count("claim") < claims_before_end.get(index, 0):
+            if time.monotonic() > deadline:
+                waited_in_vain.append(index)
+                break
+            time.sleep(0.005)
+        if index == 0:
+            # Not during the batch's first call: the next batch's lease would start early.
+            time.sleep(0.05)
+            claims_during_first_call.append(steps.count("claim"))
         sent.append(claim.key)
         return Outcome(OK, response={})
 
+    claims_during_first_call: list[int] = []
     monkeypatch.setattr(ORDER_PUSH, "group_open", lambda group, claims: None)
     monkeypatch.setattr(ORDER_PUSH, "send_one", send_one)
     assert drain.drain(ORDER_PUSH) == 5
+    assert claims_during_first_call == [1]
     assert sorted(sent) == sorted(o.id for o in orders)
+    assert waited_in_vain == []
     assert {s.status for s in OrderSync.objects.filter(order__in=orders)} == {"synced"}
-    # Claims 2 and 3 happened while batches 1 and 2 were sent; batch 1 was recorded while
-    # batch 2 was; the partial third batch is sent and recorded the plain way.
+    # Claims 2 and 3 happened during the last calls of batches 1 and 2; batch 1 was
+    # recorded while batch 2 was sent; the partial third batch is sent and recorded the
+    # plain way.
     assert steps == ["claim", "claim", "record", "claim", "record", "record", "claim"]
     assert OrderSync.objects.filter(order__in=orders, attempts=1).count() == 5
 
