@@ -41,9 +41,9 @@ def drain(kind: OutboxKind, *, seconds: float | None = None) -> int:
     batch's calls are in flight (in the sender threads), this thread records the batch
     before it and, once the batch's last quarter of calls is under way, claims the next
     one. Claiming and recording cost about a tenth of a batch's time with the calls
-    stopped (docs/benchmarks.md, P1). Only the database work
-    overlaps: the next batch's calls start after this one's have all ended, so a 429 or a
-    dead grant met here still holds the seller's calls in the next batch.
+    stopped (docs/benchmarks.md, P1). Only the database work overlaps: the next batch's
+    calls start after this one's have all ended, so a 429 or a dead grant met here still
+    holds the seller's calls in the next batch.
     """
     budget = kind.drain_seconds() if seconds is None else seconds
     batch_size = kind.batch_size()
@@ -121,8 +121,8 @@ def _drain_abandoned(
         batch, outcomes = answered
         steps.append(("record", lambda: record(kind, batch.claims, outcomes)))
     if flying is not None:
-        started, sending = flying
-        steps.append(("record", lambda: record(kind, started.claims, sending.outcomes())))
+        in_flight, sending = flying
+        steps.append(("record", lambda: record(kind, in_flight.claims, sending.outcomes())))
     if unsent is not None and unsent.claims:
         steps.append(("give back", lambda: release(kind, unsent, sent=False)))
     for what, step in steps:
