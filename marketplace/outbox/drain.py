@@ -54,19 +54,19 @@ def drain(kind: OutboxKind, *, seconds: float | None = None) -> int:
     # answered (``answered``) to recorded; a drain that raises cleans up each stage.
     unsent: Batch | None = claim(kind, limit=batch_size)
     flying: tuple[Batch, Sending] | None = None
-    answered: tuple[Batch, dict[int, Outcome]] | None = None
+    answered: tuple[Batch, Sending] | None = None  # every call ended, not yet recorded
     try:
         while unsent is not None and unsent.looked_at:
             batch, unsent = unsent, None
             full = batch.looked_at == batch_size
-            if full:
-                kind.ring()  # there may be more: let an idle worker drain beside us
             claimed += len(batch.claims)
             ahead = kind.sends_ahead and full
             sending = send_start(kind, batch.claims, leased_at=batch.leased_at, in_background=ahead)
             flying = (batch, sending)
+            if full:
+                kind.ring()  # there may be more: let an idle worker drain beside us
             if answered is not None:
-                record(kind, answered[0].claims, answered[1])
+                _record_sent(kind, *answered)
                 answered = None
             if ahead and time.monotonic() - started <= budget:
                 # Claimed near the end of this batch's calls, not at their start: the next
@@ -74,9 +74,8 @@ def drain(kind: OutboxKind, *, seconds: float | None = None) -> int:
                 # a batch slowed by timeouts would otherwise eat into it.
                 sending.wait_until_left(max(kind.send_concurrency(), len(batch.claims) // 4))
                 unsent = claim(kind, limit=batch_size)
-            answered = (batch, sending.outcomes())
-            flying = None
-            outcomes = answered[1]
+            outcomes = sending.outcomes()
+            answered, flying = (batch, sending), None
             if batch.claims and all(o.kind == UNSENT for o in outcomes.values()):
                 # Nothing could be sent within the lease: do not spin; the rows stay due
                 # (and are woken) for the next drain.
@@ -87,7 +86,7 @@ def drain(kind: OutboxKind, *, seconds: float | None = None) -> int:
                 )
                 break
             if unsent is None:
-                record(kind, batch.claims, outcomes)
+                _record_sent(kind, *answered)
                 answered = None
                 if time.monotonic() - started > budget:
                     # Hand over rather than hog the worker process; the rest stays due.
@@ -96,7 +95,7 @@ def drain(kind: OutboxKind, *, seconds: float | None = None) -> int:
                 unsent = claim(kind, limit=batch_size)
             # else: this batch is recorded while the next one's calls are in flight
         if answered is not None:
-            record(kind, answered[0].claims, answered[1])
+            _record_sent(kind, *answered)
             answered = None
         if unsent is not None and unsent.claims:
             release(kind, unsent, sent=False)  # claimed ahead, never sent: due again now
@@ -106,11 +105,17 @@ def drain(kind: OutboxKind, *, seconds: float | None = None) -> int:
         raise
 
 
+def _record_sent(kind: OutboxKind, batch: Batch, sending: Sending) -> None:
+    """Write the call records of a batch whose calls have all ended, then its answers."""
+    sending.calls_write()
+    record(kind, batch.claims, sending.outcomes())
+
+
 def _drain_abandoned(
     kind: OutboxKind,
     unsent: Batch | None,
     flying: tuple[Batch, Sending] | None,
-    answered: tuple[Batch, dict[int, Outcome]] | None,
+    answered: tuple[Batch, Sending] | None,
 ) -> None:
     """What a drain that raised leaves behind: answers are recorded, calls in flight
     awaited and recorded, a batch never sent given back (due again at once, not after its
@@ -118,11 +123,9 @@ def _drain_abandoned(
     lost worker's attempt), the others still run."""
     steps: list[tuple[str, Callable[[], object]]] = []
     if answered is not None:
-        batch, outcomes = answered
-        steps.append(("record", lambda: record(kind, batch.claims, outcomes)))
+        steps.append(("record", lambda: _record_sent(kind, *answered)))
     if flying is not None:
-        in_flight, sending = flying
-        steps.append(("record", lambda: record(kind, in_flight.claims, sending.outcomes())))
+        steps.append(("record", lambda: _record_sent(kind, *flying)))
     if unsent is not None and unsent.claims:
         steps.append(("give back", lambda: release(kind, unsent, sent=False)))
     for what, step in steps:

@@ -72,22 +72,30 @@ class Sending:
             future.exception()  # waits; an error is raised by ``outcomes``
 
     def outcomes(self) -> dict[int, Outcome]:
-        """The outcome per key, once every call has ended; their call records are written
-        from this (the caller's) thread."""
+        """The outcome per key, once every call has ended (``calls_write`` then writes
+        their call records)."""
         if self._done is None:
-            try:
-                self._done = {key: future.result() for key, future in self._futures.items()}
-            finally:
-                if self._calls is not None:
-                    self._calls.write()
+            self._done = {key: future.result() for key, future in self._futures.items()}
         return self._done
+
+    def calls_write(self) -> None:
+        """Write the call records of the calls made so far, from this (the caller's)
+        thread. A drain sending ahead writes them after the next batch's calls are under
+        way: a ``COPY`` of 50 records between two batches was most of the gap between
+        them (4 to 18 ms, P1 trace)."""
+        if self._calls is not None:
+            self._calls.write()
 
 
 def send(
     kind: OutboxKind, claims: list[Claim], *, leased_at: float | None = None
 ) -> dict[int, Outcome]:
     """Call the platform for each claim; returns the outcome per key."""
-    return send_start(kind, claims, leased_at=leased_at).outcomes()
+    sending = send_start(kind, claims, leased_at=leased_at)
+    try:
+        return sending.outcomes()
+    finally:
+        sending.calls_write()
 
 
 def send_start(

@@ -75,6 +75,7 @@ class OrderSourceClient(ReturnsRefundsCalls, Transport):
             f"/orders/{quote(mp_order_number, safe='')}",
             json_body=payload,
             order_number=mp_order_number,
+            log_success_answer=False,  # the push keeps it on the order's sync row
         )
         return data if isinstance(data, dict) else {}
 
@@ -149,6 +150,7 @@ class OrderSourceClient(ReturnsRefundsCalls, Transport):
         json_body: Any = None,
         order_number: str = "",
         budget: bool = False,
+        log_success_answer: bool = True,
     ) -> Any:
         body = None if json_body is None else json.dumps(json_body, separators=(",", ":"))
         token = self._access_token()
@@ -167,6 +169,7 @@ class OrderSourceClient(ReturnsRefundsCalls, Transport):
                 params=params,
                 body=body,
                 order_number=order_number,
+                log_success_answer=log_success_answer,
             )
             if response.status_code == 401 and attempt == 1:
                 # The token may have been revoked or rotated under us: refresh once, retry

@@ -6,10 +6,12 @@ at any depth and case-blind; anything else only described, since an unreadable a
 echo secrets in a shape no scrubber knows. ``calllog.excerpt`` then redacts token-like
 values and e-mail addresses in what is kept.
 
-A successful push keeps only the first 300 characters of its answer (the platform's copy
-of the order, ~2 KB), so the scrubbed text is written lazily and stops at the limit: the
-P1 profile spent ~5 % of a push's CPU scrubbing and re-encoding the whole answer for a
+A successful call keeps only the first 300 characters of its answer, so the scrubbed text
+is written lazily and stops at the limit: the P1 profile spent ~5 % of a push's CPU
+scrubbing and re-encoding the whole answer (the platform's copy of the order, ~2 KB) for a
 300-character excerpt. The kept prefix is the same text the whole scrub would start with.
+A successful order push keeps no answer at all (its sync row holds it): even the lazy
+scrub was ~5 % of a push's CPU.
 """
 
 from __future__ import annotations

@@ -120,12 +120,15 @@ class Transport:
         auth: requests.auth.AuthBase | None = None,
         order_number: str = "",
         log_bodies: bool = True,
+        log_success_answer: bool = True,
     ) -> requests.Response:
         """One HTTP exchange, after the embargo check; recorded, and noted if it asks us
         to wait. Raises ``PlatformUnavailable`` when no answer came.
 
         ``body`` is JSON text; ``form`` a form to send url-encoded instead (the caller's
-        headers say so), which ``auth`` may complete (OAuth client credentials)."""
+        headers say so), which ``auth`` may complete (OAuth client credentials).
+        ``log_success_answer`` False: a 2xx answer's body is not logged, for callers that
+        keep it themselves (the order push: its sync row holds the answer)."""
         self._embargo_honour(method, path)
         headers = {"Accept": "application/json", **headers}
         if body is not None:
@@ -150,9 +153,10 @@ class Transport:
                 error=f"{kind}: {type(exc).__name__}",
             )  # fmt: skip
             raise PlatformUnavailable(f"platform {kind} on {method} {path}") from exc
+        kept = log_bodies and (log_success_answer or not 200 <= response.status_code < 300)
         self._record(
             method, logged_path, response.status_code, started, attempt, order_number,
-            logged_body, response.text if log_bodies else None,
+            logged_body, response.text if kept else None,
         )  # fmt: skip
         self._embargo_note(response)
         return response

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -28,8 +29,8 @@ from typing import Any, ClassVar, cast
 from django.conf import settings
 from django.db.models import Q
 
-from marketplace.orders.models import Order, OrderSync, SyncEvent
-from marketplace.orders.payloads import order_payload
+from marketplace.orders.models import Order, OrderLine, OrderSync, SyncEvent
+from marketplace.orders.payloads import LINE_COLUMNS, ORDER_COLUMNS, Get, order_payload_of
 from marketplace.orders.services.call_outcome import seller_call_outcome
 from marketplace.orders.services.outbox import PUSH_DOORBELL, Events, push_enqueue
 from marketplace.outbox import drain, lease
@@ -122,28 +123,40 @@ class OrderPushKind(OutboxKind):
         # waiting for a concurrent change and keep the order rows from before it: a new
         # version with the old state, pushed and marked synced (a lost update). Every
         # change bumps the version under the sync row's lock, so this read matches it.
-        orders = Order.objects.prefetch_related("lines").in_bulk([s.order_id for s in rows])
+        ids = [s.order_id for s in rows]
+        # Rows, not model instances: the payload reads each field once (payloads.py).
+        orders = {
+            o["id"]: o
+            for o in Order.objects.filter(id__in=ids).values("id", "seller_id", *ORDER_COLUMNS)
+        }
+        lines: dict[int, list[Get]] = defaultdict(list)
+        for line in (
+            OrderLine.objects.filter(order_id__in=ids)
+            .order_by("order_id", "id")
+            .values("order_id", *LINE_COLUMNS)
+        ):
+            lines[line["order_id"]].append(line.__getitem__)
         connections = {
             c.seller_id: c
             for c in PlatformConnection.objects.filter(
-                seller_id__in={o.seller_id for o in orders.values()}
+                seller_id__in={o["seller_id"] for o in orders.values()}
             )
         }
         claims: list[Claim] = []
         verdicts: dict[int, str] = {}
         for sync in rows:
             order = orders[sync.order_id]
-            connection = connections.get(order.seller_id)
+            connection = connections.get(order["seller_id"])
             if connection is None or not connection.is_live:
                 mark_waiting(sync, "the seller's platform connection is not live", events)
                 verdicts[sync.order_id] = sync.status
                 continue
-            payload = order_payload(order)
+            payload = order_payload_of(order.__getitem__, lines[sync.order_id])
             sync.claimed_version = sync.desired_version
             sync.last_payload = payload
-            put = OrderPut(order.mp_order_number, payload, connection)
+            put = OrderPut(order["mp_order_number"], payload, connection)
             claims.append(
-                Claim(sync.pk, order.id, order.seller_id, token, sync.desired_version, put)
+                Claim(sync.pk, sync.order_id, order["seller_id"], token, sync.desired_version, put)
             )
         return claims, verdicts
 

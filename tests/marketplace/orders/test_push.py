@@ -14,6 +14,7 @@ from django.conf import settings as django_settings
 from django.utils import timezone
 
 from marketplace.orders.models import OrderSync, SyncEvent
+from marketplace.orders.payloads import order_payload
 from marketplace.orders.services.intake import order_cancel, order_state_change
 from marketplace.orders.services.outbox import PUSH_DOORBELL
 from marketplace.orders.services.push import order_push, orders_push_drain
@@ -57,11 +58,16 @@ def test_push_places_the_order_at_the_platform_with_every_field(
     sync = sync_of(order)
     assert (sync.status, sync.pushed_version, sync.desired_version) == ("synced", 1, 1)
     assert sync.last_payload == body
+    # The claim builds the body from rows; the model's own builder gives the same body.
+    assert sync.last_payload == order_payload(order)
     assert SyncEvent.objects.filter(order=order, kind="pushed").count() == 1
     call = PlatformCall.objects.get(method="PUT")
     assert call.status == 201
     assert call.seller_id == connected_seller.id
     assert "Ada" not in call.request_excerpt  # buyer details stay out of the call log
+    # A successful push logs no bodies: the sync row keeps what was sent and the answer.
+    assert (call.request_excerpt, call.response_excerpt) == ("", "")
+    assert '"mp_order_number": "MP-P1"' in sync.last_response
     # Nothing new: a second wake-up does not call the platform.
     assert order_push(order_id=order.id) == "skipped"
     assert PlatformCall.objects.filter(method="PUT").count() == 1
@@ -183,6 +189,7 @@ def test_400_fails_with_the_platforms_message_and_is_not_retried(
     assert '"marketplace_state":"CANCELLED"' in refused.request_excerpt
     assert '"customer":"[omitted]"' in refused.request_excerpt
     assert "Ada" not in refused.request_excerpt
+    assert "only marketplace_state" in refused.response_excerpt  # and what the platform said
 
 
 def test_failed_orders_of_a_seller_are_retried_together(

@@ -23,6 +23,9 @@ from marketplace.outbox.drain import cycle
 from marketplace.outbox.kind import Claim, OutboxKind
 from marketplace.outbox.models import OutboxItem
 from marketplace.outbox.outcomes import OK, TRANSIENT, UNSENT, WORKER_LOST, Outcome
+from marketplace.outbox.send import Sending
+from marketplace.platform.calllog import platform_call_record
+from marketplace.platform.models import PlatformCall
 from marketplace.returns.services.steps import RETURN_STEP
 from tests.marketplace.conftest import BrokerRecorder, make_order
 
@@ -119,20 +122,24 @@ def test_a_transient_failure_backs_off_within_the_formula(
 def steps(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The drain's claims, records and calls, in the order they happened."""
     happened: list[str] = []
-    lock = threading.Lock()
-
-    def noted(what: str, function: Any) -> Any:
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            result = function(*args, **kwargs)
-            with lock:
-                happened.append(what)
-            return result
-
-        return wrapper
-
-    monkeypatch.setattr(drain, "claim", noted("claim", drain.claim))
-    monkeypatch.setattr(drain, "record", noted("record", drain.record))
+    monkeypatch.setattr(drain, "claim", _noted(happened, "claim", drain.claim))
+    monkeypatch.setattr(drain, "record", _noted(happened, "record", drain.record))
     return happened
+
+
+_noted_lock = threading.Lock()
+
+
+def _noted(happened: list[str], what: str, function: Any) -> Any:
+    """``function``, noting ``what`` in ``happened`` each time it returns."""
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        result = function(*args, **kwargs)
+        with _noted_lock:
+            happened.append(what)
+        return result
+
+    return wrapper
 
 
 def test_a_backlog_is_claimed_and_recorded_while_calls_are_in_flight(
@@ -203,6 +210,35 @@ def backlog(connected_seller: Any, quiet_broker: BrokerRecorder, settings: Any) 
 def sending(monkeypatch: pytest.MonkeyPatch, send_one: Any) -> None:
     monkeypatch.setattr(ORDER_PUSH, "group_open", lambda group, claims: None)
     monkeypatch.setattr(ORDER_PUSH, "send_one", send_one)
+
+
+def test_a_batchs_call_records_are_written_once_the_next_batchs_calls_are_under_way(
+    backlog: Backlog, settings: Any, monkeypatch: pytest.MonkeyPatch, steps: list[str]
+) -> None:
+    settings.PUSH_SEND_CONCURRENCY = 1
+
+    def send_one(client: Any, claim: Claim) -> Outcome:
+        platform_call_record(method="PUT", path=f"/orders/{claim.key}", status=201, duration_ms=1)
+        return Outcome(OK, response={})
+
+    sending(monkeypatch, send_one)
+    monkeypatch.setattr(drain, "send_start", _noted(steps, "start", drain.send_start))
+    real_write = Sending.calls_write
+    before = PlatformCall.objects.count()  # connecting the seller made calls
+
+    def calls_write(self: Sending) -> None:
+        real_write(self)
+        steps.append(f"{PlatformCall.objects.count() - before} calls written")
+
+    monkeypatch.setattr(Sending, "calls_write", calls_write)
+    assert drain.drain(ORDER_PUSH) == 4
+    # Writing the first batch's call records waits until the second batch's calls have
+    # started: it is database work, like the record, and no call waits for it.
+    assert steps == [
+        "claim", "start", "claim", "start", "2 calls written", "record",
+        "claim", "4 calls written", "record",
+    ]  # fmt: skip
+    assert {s.status for s in backlog.rows().values()} == {"synced"}
 
 
 def test_a_drain_that_raises_still_records_the_calls_in_flight(
