@@ -106,9 +106,15 @@ def drain(kind: OutboxKind, *, seconds: float | None = None) -> int:
 
 
 def _record_sent(kind: OutboxKind, batch: Batch, sending: Sending) -> None:
-    """Write the call records of a batch whose calls have all ended, then its answers."""
-    sending.calls_write()
-    record(kind, batch.claims, sending.outcomes())
+    """Wait for the batch's calls to end, write their call records, then its answers.
+
+    The records are written only after the wait (even when a call raised): a record
+    collected after the write would never be written."""
+    try:
+        outcomes = sending.outcomes()
+    finally:
+        sending.calls_write()
+    record(kind, batch.claims, outcomes)
 
 
 def _drain_abandoned(

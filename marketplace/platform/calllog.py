@@ -160,8 +160,12 @@ class PlatformCallsCollected:
         return self._context.copy().run(function, *args)
 
     def write(self) -> None:
+        """Write the records collected so far and drop them from the list. The list stays
+        the one the threads append to (a new one would lose what they add after this)."""
         if self._calls is not None:
-            calls, self._calls = self._calls, []
+            written = len(self._calls)
+            calls = self._calls[:written]
+            del self._calls[:written]  # appends only ever add after these
             _calls_write(calls)
 
 

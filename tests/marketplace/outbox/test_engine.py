@@ -242,9 +242,18 @@ def test_a_batchs_call_records_are_written_once_the_next_batchs_calls_are_under_
 
 
 def test_a_drain_that_raises_still_records_the_calls_in_flight(
-    backlog: Backlog, monkeypatch: pytest.MonkeyPatch
+    backlog: Backlog, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    sending(monkeypatch, lambda client, claim: Outcome(OK, response={}))
+    settings.PUSH_SEND_CONCURRENCY = 1
+    before = PlatformCall.objects.count()  # connecting the seller made calls
+
+    def send_one(client: Any, claim: Claim) -> Outcome:
+        if claim.key in backlog.second:
+            time.sleep(0.1)  # still in flight when the first batch's record fails
+        platform_call_record(method="PUT", path=f"/orders/{claim.key}", status=201, duration_ms=1)
+        return Outcome(OK, response={})
+
+    sending(monkeypatch, send_one)
     real_record = drain.record
 
     def record(kind: Any, claims: list[Claim], outcomes: Any) -> Any:
@@ -262,6 +271,8 @@ def test_a_drain_that_raises_still_records_the_calls_in_flight(
     assert {rows[k].status for k in backlog.second} == {"synced"}
     assert all(rows[k].claim_token and rows[k].status == "pending" for k in backlog.first)
     assert [r.attempts for r in rows.values()] == [1, 1, 1, 1]
+    # Every call made is in the call log, those that ended after the error too.
+    assert PlatformCall.objects.count() - before == 4
 
 
 def test_a_drain_that_raises_gives_back_the_batch_it_claimed_ahead(
