@@ -103,10 +103,6 @@ def _line_payload(get: Get) -> dict[str, Any]:
     return payload
 
 
-def order_line_payload(line: OrderLine) -> dict[str, Any]:
-    return _line_payload(partial(getattr, line))
-
-
 def _object(get: Get, columns: dict[str, str]) -> dict[str, str]:
     return {name: get(column) for name, column in columns.items()}
 
