@@ -58,6 +58,9 @@ else:
         "polling_interval": 0.1,
     }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Celery's consumer with its reconnect fixed: 5.7.0's died at a broker restart with tasks
+# in flight (see the module).
+CELERY_WORKER_CONSUMER = "marketplace.broker_consumer:ReconnectingConsumer"
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

@@ -227,3 +227,20 @@ def test_prometheus_scrapes_web_with_the_token_compose_hands_it() -> None:
     assert environment["METRICS_TOKEN"] == "${METRICS_TOKEN:-}"  # empty: /metrics is off
     # Prometheus sends Host: web; Django answers it only if allowed.
     assert "web" in environment["ALLOWED_HOSTS"].split(":-")[1].rstrip("}").split(",")
+
+
+def test_every_service_restarts_by_itself_after_it_exits() -> None:
+    # A Celery worker can exit on a broker outage (see marketplace.broker_consumer): with
+    # no restart policy nothing would run the work until someone noticed.
+    for name, service in COMPOSE["services"].items():
+        assert service.get("restart") == "unless-stopped", name
+
+
+def test_the_worker_uses_the_consumer_that_survives_a_broker_restart() -> None:
+    from celery.utils.imports import symbol_by_name
+
+    from marketplace.broker_consumer import ReconnectingConsumer
+    from marketplace.celery import app
+
+    # What the worker loads (celery.worker.WorkController reads this setting)
+    assert symbol_by_name(app.conf.worker_consumer) is ReconnectingConsumer

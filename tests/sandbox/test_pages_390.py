@@ -211,6 +211,8 @@ def test_every_sandbox_page_fits_a_phone(
         page.fill("#id_username", "alice")
         page.fill("#id_password", "alice-pw")
         page.click("#signin-button")
+        # The sign-in posts and loads the consent page: wait for it before measuring
+        expect(page.locator("#consent-form")).to_be_visible()
         assert page.locator("#signin-form").count() == 0, "the sign-in did not lead on"
         _check(page, "/api/v1/authorize (consent)", "sandbox-consent-390", too_wide)
         visited += ["authorize (error)", "authorize (sign-in)", "authorize (consent)"]
@@ -241,8 +243,9 @@ def test_the_database_page_shows_the_imported_columns_first_in_a_box_of_their_ow
         # The marketplace's columns right after the key, shaded; the database's order on ask
         assert headers[:5] == ["id", "mp_price", "mp_rating", "mp_size", "mp_status"]
         assert page.locator("#rows th.mp").count() == 4
+        # The link loads a new page: wait for its table, never read the one being left
         page.click("#column-order a")
-        assert page.locator("#rows th").all_inner_texts() == [*FIELDS, *headers[1:5]]
+        expect(page.locator("#rows th")).to_have_text([*FIELDS, *headers[1:5]])
         # The table scrolls inside its box; the page does not
         box = page.locator(".wide")
         assert box.evaluate("e => e.scrollWidth > e.clientWidth")
