@@ -378,7 +378,11 @@ def connection_refresh(
     ``TokenRefreshUnavailable`` (5xx, 429, timeout, odd answer: nothing changed, retry).
     """
     failure: Exception | None = None
-    with transaction.atomic():
+    # Durable: the refresh commits on its own, never inside a caller's transaction. Nested,
+    # a rollback of the caller's work after the platform answered would also undo the
+    # rotated refresh token, and the next refresh would present the spent one (reuse: the
+    # platform revokes the grant). Django raises at once if a caller ever nests it.
+    with transaction.atomic(durable=True):
         # No select_related: the seller and user are only needed to e-mail a lost grant,
         # and the join cost a quarter of a refresh's CPU (P2 profile).
         connection = PlatformConnection.objects.select_for_update().get(id=connection_id)

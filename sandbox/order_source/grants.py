@@ -145,6 +145,7 @@ def grant_revoke(*, grant: Grant, reason: str) -> None:
 def refresh_exchange(*, client: Client, refresh_token: str, request_id: str = "") -> IssuedTokens:
     now = clock.now()
     reused: Grant | None = None
+    spent: Token | None = None
     with transaction.atomic():
         row = (
             Token.objects.select_related("grant")
@@ -156,7 +157,7 @@ def refresh_exchange(*, client: Client, refresh_token: str, request_id: str = ""
         grant = row.grant
         rotate = switches.current.rotation_enabled
         if row.spent_at is not None:
-            reused = grant
+            reused, spent = grant, row
         elif grant.revoked_at is not None:
             raise GrantError("invalid_grant", "grant revoked")
         elif row.expires_at <= now:
@@ -170,11 +171,38 @@ def refresh_exchange(*, client: Client, refresh_token: str, request_id: str = ""
         else:
             Grant.objects.filter(id=grant.id).update(refresh_count=F("refresh_count") + 1)
             return _issue(grant=grant, with_refresh=rotate)
-    _record_reuse(grant=reused, client=client, request_id=request_id)
+    _record_reuse(grant=reused, client=client, request_id=request_id, spent=spent)
     raise GrantError("invalid_grant", "refresh token already used; grant revoked")
 
 
-def _record_reuse(*, grant: Grant, client: Client, request_id: str) -> None:
+def _reuse_story(*, grant: Grant, spent: Token | None) -> str:
+    """What the grant's tokens say about how the client came to hold a spent one.
+
+    The refresh token issued by the exchange that spent this one (its successor) tells the
+    two causes apart: never presented, the answer of that exchange never reached the
+    client's store (lost in flight, or the client died or rolled back before storing it);
+    presented, the client held the newer token and still sent this older one."""
+    if spent is None or spent.spent_at is None:
+        return "two refreshes of the same token at once"
+    successor = (
+        Token.objects.filter(grant=grant, kind=Token.REFRESH, created_at__gte=spent.spent_at)
+        .order_by("id")
+        .first()
+    )
+    when = f"spent {(clock.now() - spent.spent_at).total_seconds():.1f} s before"
+    if successor is None:
+        return f"{when}; no successor was issued"
+    if successor.spent_at is None:
+        return f"{when}; its successor was never presented: that answer was never stored"
+    later = (successor.spent_at - spent.spent_at).total_seconds()
+    return (
+        f"{when}; its successor was spent {later:.1f} s after it: the client held the newer "
+        "token and sent an older one"
+    )
+
+
+def _record_reuse(*, grant: Grant, client: Client, request_id: str, spent: Token | None) -> None:
+    story = _reuse_story(grant=grant, spent=spent)
     with transaction.atomic():
         Grant.objects.filter(id=grant.id).update(reuse_count=F("reuse_count") + 1)
         grant_revoke(grant=grant, reason="refresh_token_reuse")
@@ -184,5 +212,6 @@ def _record_reuse(*, grant: Grant, client: Client, request_id: str) -> None:
         seller=grant.seller.username,
         client_id=client.client_id,
         request_id=request_id,
-        detail=f"a spent refresh token of grant {grant.id} was presented again; grant revoked",
+        detail=f"a spent refresh token of grant {grant.id} was presented again ({story}); "
+        "grant revoked",
     )

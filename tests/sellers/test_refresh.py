@@ -58,6 +58,24 @@ def test_refresh_stores_rotated_tokens_and_the_new_token_works(
     assert ConnectionEvent.objects.filter(seller=seller, kind="refreshed").count() == 1
 
 
+def test_a_refresh_refuses_to_run_inside_a_callers_transaction(
+    seller: Seller, platform: Platform
+) -> None:
+    # Nested, a rollback of the caller's work would undo the rotated refresh token after
+    # the platform spent the old one: the next refresh would cost the grant.
+    from django.db import transaction
+
+    connection = platform.connect(seller)
+    expire_soon(connection)
+    with pytest.raises(RuntimeError, match="durable"), transaction.atomic():
+        services.connection_refresh(connection_id=connection.id)
+    # Nothing was sent: the stored grant still refreshes
+    assert services.connection_refresh(connection_id=connection.id).generation == (
+        connection.generation + 1
+    )
+    assert platform.counters()["refresh_token_reuse"] == 0
+
+
 def test_refresh_without_rotation_keeps_the_old_refresh_token(
     seller: Seller, platform: Platform
 ) -> None:

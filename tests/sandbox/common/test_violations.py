@@ -218,6 +218,23 @@ def test_refresh_token_reuse_is_counted(alice: Api, sandbox: SandboxProcess) -> 
     assert violation["kind"] == "refresh_token_reuse"
     assert violation["seller"] == "alice"
     assert violation["request_id"] == reuse.headers["X-Request-Id"]
+    # The successor of the spent token was never presented: the answer was never stored
+    assert "its successor was never presented" in violation["detail"], violation["detail"]
+
+
+def test_a_reuse_after_the_newer_token_was_spent_says_the_client_sent_an_older_one(
+    alice: Api, sandbox: SandboxProcess
+) -> None:
+    # Given a token rotated twice: the client used the newer token, then the oldest
+    second = refresh(sandbox, alice.refresh_token)
+    assert second.status_code == 200
+    assert refresh(sandbox, second.json()["refresh_token"]).status_code == 200
+    # When the first (spent) one comes back
+    assert refresh(sandbox, alice.refresh_token).status_code == 401
+    # Then the violation says which of the two causes it was
+    [violation] = sandbox.violations()["recent"]
+    assert violation["kind"] == "refresh_token_reuse"
+    assert "the client held the newer token and sent an older one" in violation["detail"]
 
 
 # -- inspection and reset ----------------------------------------------------------------
