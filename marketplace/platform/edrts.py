@@ -101,6 +101,11 @@ class EdrtsClient:
     def _path(db_id: str, *tail: str) -> str:
         return "/db/" + "/".join(segment(part) for part in (db_id, *tail))
 
+    def turn_take(self) -> float:
+        """Wait for the next call's turn in the group's budget (``transport.turn_take``);
+        returns the seconds waited."""
+        return self.transport.turn_take()
+
     def put_records(self, *, db_id: str, records: list[dict[str, Any]]) -> EdrtsAccepted:
         """Insert or update ``records`` (each with ``id``). Checked before sending: a
         record over 5 KB or a request over 10 MB raises ``ValueError`` (the platform would

@@ -69,6 +69,12 @@ class PlatformUnavailable(PlatformError):
     transient = True
 
 
+class PlatformNoAnswer(PlatformUnavailable):
+    """No answer came (a timeout, a connection error): the platform may have carried the
+    request out or not. A call that must not be lost (a token refresh that rotates the
+    refresh token) is asked again at once."""
+
+
 class PlatformRejected(PlatformError):
     """Another 4xx: the platform refuses this request as it is; retrying will not help."""
 

@@ -45,6 +45,7 @@ from marketplace.platform.calllog import (
 )
 from marketplace.platform.embargo import embargo_set, embargo_wait
 from marketplace.platform.errors import (
+    PlatformNoAnswer,
     PlatformRateLimited,
     PlatformUnavailable,
     answer_description,
@@ -152,7 +153,7 @@ class Transport:
                 method, logged_path, None, started, attempt, order_number, logged_body, None,
                 error=f"{kind}: {type(exc).__name__}",
             )  # fmt: skip
-            raise PlatformUnavailable(f"platform {kind} on {method} {path}") from exc
+            raise PlatformNoAnswer(f"platform {kind} on {method} {path}") from exc
         kept = log_bodies and (log_success_answer or not 200 <= response.status_code < 300)
         self._record(
             method, logged_path, response.status_code, started, attempt, order_number,
@@ -283,6 +284,22 @@ class ApiKeyTransport(Transport):
         self._token = token
         self.api_user = api_user
         self.rate_per_second = rate_per_second
+        self._turn_taken = False
+
+    def _budget_key(self) -> str:
+        return f"{self.holder}:api"
+
+    def _budget_rate(self) -> float:
+        return self.rate_per_second or settings.PLATFORM_API_RATE_PER_SECOND
+
+    def turn_take(self) -> float:
+        """Wait for the next request's turn in the budget now; that request then goes
+        without waiting again. Returns the seconds waited. For a caller that composes its
+        request from what is waiting: composed after the wait, it carries what arrived
+        meanwhile (a batch filled while the budget is the limit)."""
+        waited = budget_acquire(key=self._budget_key(), rate_per_second=self._budget_rate())
+        self._turn_taken = True
+        return waited
 
     def __repr__(self) -> str:  # the token stays out of reprs and tracebacks
         return f"<ApiKeyTransport {self.base_url} user={self.api_user!r}>"
@@ -305,10 +322,10 @@ class ApiKeyTransport(Transport):
             else {}
         )
         for attempt in (1, 2):
-            budget_acquire(
-                key=f"{self.holder}:api",
-                rate_per_second=self.rate_per_second or settings.PLATFORM_API_RATE_PER_SECOND,
-            )
+            if self._turn_taken:
+                self._turn_taken = False  # taken ahead by turn_take: one request's turn
+            else:
+                budget_acquire(key=self._budget_key(), rate_per_second=self._budget_rate())
             response = self._send(
                 method,
                 path,

@@ -331,11 +331,21 @@ def _drain(claim: Claim, result: DrainResult) -> Outcome:
     return Outcome(OK, detail=result)
 
 
-def _step(
-    claim: Claim, source: CatalogSource, targets: dict[str, str], result: DrainResult
-) -> Outcome | None:
-    """One request's worth; returns the drain's outcome when it should stop."""
-    seller_id = claim.key
+@dataclass
+class _Waiting:
+    """A seller's sendable changes: each SKU's newest, oldest first."""
+
+    sendable: list[dict[str, Any]]
+    ids_of: dict[str, list[int]]
+    first_seen: dict[str, datetime]
+    # The scan reached the end of what waits (fewer rows than EDRTS_SCAN_ROWS).
+    complete: bool
+
+
+def _waiting(seller_id: int, result: DrainResult) -> _Waiting | None:
+    """Read what waits (EDRTS_SCAN_ROWS rows), coalesced per SKU; settle what must not be
+    sent (older than what was sent, or no longer in the seller's database). None when
+    nothing waits."""
     scan = settings.EDRTS_SCAN_ROWS
     pending: list[dict[str, Any]] = [
         dict(row)
@@ -346,7 +356,7 @@ def _step(
         )[:scan]
     ]
     if not pending:
-        return Outcome(OK, detail=result)
+        return None
     latest: dict[str, dict[str, Any]] = {}
     first_seen: dict[str, datetime] = {}
     ids_of: dict[str, list[int]] = {}
@@ -373,18 +383,39 @@ def _step(
     _settle(older, StatusChange.Outcome.SUPERSEDED, now)
     _settle(unknown, StatusChange.Outcome.SKIPPED, now)
     result.skipped += len(unknown)
-    if not sendable:
-        return None
     sendable.sort(key=lambda row: first_seen[row["sku"]])
-    if len(sendable) < settings.EDRTS_BATCH_MIN and len(pending) < scan:
-        age = (now - min(first_seen[row["sku"]] for row in sendable)).total_seconds()
+    return _Waiting(sendable, ids_of, first_seen, complete=len(pending) < scan)
+
+
+def _step(
+    claim: Claim, source: CatalogSource, targets: dict[str, str], result: DrainResult
+) -> Outcome | None:
+    """One request's worth; returns the drain's outcome when it should stop."""
+    seller_id = claim.key
+    waiting = _waiting(seller_id, result)
+    if waiting is None:
+        return Outcome(OK, detail=result)
+    if not waiting.sendable:
+        return None
+    if len(waiting.sendable) < settings.EDRTS_BATCH_MIN and waiting.complete:
+        oldest = min(waiting.first_seen[row["sku"]] for row in waiting.sendable)
+        age = (timezone.now() - oldest).total_seconds()
         if age < settings.EDRTS_LINGER_SECONDS:
             result.again_in = settings.EDRTS_LINGER_SECONDS - age
             return Outcome(OK, detail=result)
-    batch = sendable[: settings.EDRTS_BATCH_MAX]
-    records = [status_record(row, targets=targets) for row in batch]
     try:
         with platform_api(hold_wait=settings.EDRTS_HOLD_MAX_WAIT, seller_id=seller_id) as api:
+            # The request's turn first, its records after: while the budget is the limit
+            # (sellers' drains queue for turns), what arrived during the wait fills the
+            # request. Only this drain sends the seller's changes (the claim), so a second
+            # read finds what the first did and more.
+            waited = api.edrts.turn_take()
+            if waited > 0 and len(waiting.sendable) < settings.EDRTS_BATCH_MAX:
+                again = _waiting(seller_id, result)
+                if again is not None and again.sendable:
+                    waiting = again
+            batch = waiting.sendable[: settings.EDRTS_BATCH_MAX]
+            records = [status_record(row, targets=targets) for row in batch]
             api.edrts.put_records(db_id=source.db_id, records=records)
     except PlatformRateLimited as exc:
         # The embargo holds every worker's EDRTS calls; come back when it ends.
@@ -396,7 +427,7 @@ def _step(
     except (PlatformError, ValueError) as exc:
         status = exc.status if isinstance(exc, PlatformError) else None
         return Outcome(TRANSIENT, f"Sending statuses failed: {exc}", status, detail=result)
-    if not _sent(claim, batch, ids_of):
+    if not _sent(claim, batch, waiting.ids_of):
         return Outcome(OK, detail=result)  # our lease was taken over: stop here
     result.requests += 1
     result.records += len(batch)

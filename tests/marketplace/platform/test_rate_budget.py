@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
+
+import pytest
 
 from marketplace.platform.rate_budget import budget_acquire, budget_try_take
 
@@ -19,3 +22,51 @@ def test_rate_budget_spaces_requests_of_one_key_but_not_of_others(settings: Any)
     budget_acquire(key=key, rate_per_second=2)
     # Three takes at 2/s: at least ~1 s after the first.
     assert time.monotonic() - started >= 0.8
+
+
+@pytest.mark.parametrize("redis", [True, False], ids=["redis", "process-local"])
+def test_a_waiting_caller_holds_its_turn(settings: Any, redis: bool) -> None:
+    # Given the budget (2/s) just taken, and a caller waiting for the next turn
+    if not redis:
+        settings.REDIS_URL = ""
+    key = f"test-turns-{time.time_ns()}"
+    assert budget_acquire(key=key, rate_per_second=2) == 0
+    waited: list[float] = []
+    waiting = threading.Thread(
+        target=lambda: waited.append(budget_acquire(key=key, rate_per_second=2))
+    )
+    waiting.start()
+    time.sleep(0.1)
+
+    # When another asks while it sleeps
+    newcomer = budget_try_take(key=key, rate_per_second=2)
+    waiting.join()
+
+    # Then the waiting caller's turn (0.5 s) is its own: the newcomer's wait counts it
+    # (about 0.9 s, not the 0.4 s a poll would see), and the waiting caller slept its turn
+    assert 0.75 < newcomer <= 1.0
+    assert 0.4 < waited[0] <= 0.5
+
+
+@pytest.mark.parametrize("redis", [True, False], ids=["redis", "process-local"])
+def test_callers_go_in_the_order_they_asked(settings: Any, redis: bool) -> None:
+    if not redis:
+        settings.REDIS_URL = ""
+    key = f"test-order-{time.time_ns()}"
+    turns: dict[int, float] = {}
+
+    def caller(number: int) -> None:
+        asked = time.monotonic()
+        turns[number] = asked + budget_acquire(key=key, rate_per_second=10)
+
+    callers = [threading.Thread(target=caller, args=(n,)) for n in range(6)]
+    for thread in callers:
+        thread.start()
+        time.sleep(0.05)  # each asks after the one before, inside a turn of 0.1 s
+    for thread in callers:
+        thread.join()
+
+    # Each went at its own turn, in the order asked, a turn (0.1 s) after the one before
+    went = sorted(turns, key=turns.__getitem__)
+    assert went == list(range(6))
+    assert all(turns[n + 1] - turns[n] > 0.08 for n in range(5))

@@ -22,6 +22,8 @@ from marketplace.catalog.models import (
     StatusSent,
     StatusSync,
 )
+from marketplace.platform.edrts import EdrtsClient
+from marketplace.platform.rate_budget import budget_acquire
 from sellers.models import Seller
 from tests.marketplace.catalog.platform import (
     API_USER,
@@ -179,6 +181,37 @@ def test_a_few_fresh_changes_linger_to_fill_a_request(
     assert 0 < (first.again_in or 0) <= 5.0
     settings.EDRTS_LINGER_SECONDS = 0.0
     assert edrts_sender.status_sync_drain(seller_id=seller.pk).records == 10
+
+
+def test_a_request_waiting_for_its_turn_carries_what_arrived_meanwhile(
+    edrts_world: CatalogWorld, seller: Seller, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the API user's EDRTS budget (2/s) just taken by another drain, 10 changes
+    # waiting, and 30 more that commit while this drain waits for its turn
+    settings.EDRTS_RATE_PER_SECOND = 2.0
+    budget_acquire(key=f"api-user:{API_USER[0]}:edrts:api", rate_per_second=2.0)
+    listed(seller, range(1, 11))
+    turn_take = EdrtsClient.turn_take
+    waits: list[float] = []
+
+    def arrivals_during_the_wait(client: EdrtsClient) -> float:
+        if not waits:
+            listed(seller, range(11, 41))
+        waits.append(turn_take(client))
+        return waits[-1]
+
+    monkeypatch.setattr(EdrtsClient, "turn_take", arrivals_during_the_wait)
+    before = edrts_world.sandbox.edrts_state()["stats"]["requests"]
+
+    result = edrts_sender.status_sync_drain(seller_id=seller.pk)
+
+    # Then its one request carried all 40: it was composed after the wait
+    assert waits[0] > 0.2
+    assert (result.requests, result.records) == (1, 40)
+    after = edrts_world.sandbox.edrts_state()["stats"]["requests"]
+    assert after["requests"] - before["requests"] == 1
+    assert after["records_received"] - before["records_received"] == 40
+    assert not StatusChange.objects.filter(seller=seller, sent_at__isnull=True).exists()
 
 
 def test_a_429_mid_way_delays_but_loses_nothing(
