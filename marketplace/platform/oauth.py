@@ -24,6 +24,7 @@ status only: the form carries the client secret and the grant) and the error map
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -39,12 +40,15 @@ from django.views.decorators.debug import sensitive_variables
 from marketplace.platform.errors import (
     PlatformError,
     PlatformMalformedResponse,
+    PlatformNoAnswer,
     PlatformUnavailable,
     platform_error_for_response,
 )
 from marketplace.platform.transport import Transport
 
 TOKEN_PATH = "/access_token"
+# A refresh whose answer never came is asked again this long after (see token_refresh).
+LOST_ANSWER_PAUSE_SECONDS = 1.0
 AUTHORIZE_PATH = "/authorize"
 AUTHORIZE_PARAMS = ("response_type", "client_id", "redirect_url", "state")
 
@@ -276,4 +280,14 @@ def token_refresh(*, refresh_token: str, seller_id: int | None = None) -> TokenS
             data["refresh_token"] = None
         return data
 
-    return _call(send, require_refresh_token=False)
+    try:
+        return _call(send, require_refresh_token=False)
+    except PlatformNoAnswer:
+        # The platform may have rotated the refresh token and its answer, the only copy of
+        # the new one, is lost. The reference is silent on a spent token presented again:
+        # a platform that keeps a short reuse interval exchanges it again, one that does
+        # not revokes the grant, now or at any later try alike. So once more, at once:
+        # within the interval where there is one (the sandbox's reading B of
+        # refresh_reuse), the same outcome where there is not (reading A).
+        time.sleep(LOST_ANSWER_PAUSE_SECONDS)
+        return _call(send, require_refresh_token=False)

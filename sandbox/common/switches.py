@@ -115,6 +115,12 @@ READING_POINTS += SPEC_29_POINTS
 #   the answer (A) or refuses the call with 400 naming it (B).
 ORDER_NUMBERS_POINTS = ("order_numbers_cap", "unknown_order_numbers")
 READING_POINTS += ORDER_NUMBERS_POINTS
+# The refresh token (the reference gives one and is silent on its reuse):
+# * refresh_reuse: a spent (rotated) refresh token presented again revokes the grant (A),
+#   or, within 60 s of its spending and while its successor was never presented, is
+#   exchanged again (B; the answer carrying the successor was lost). A reuse outside that
+#   is a ``refresh_token_reuse`` violation under both.
+READING_POINTS += ("refresh_reuse",)
 READINGS = ("A", "B")
 # The token call's body (contract: the references disagree): both accepted (A), JSON only
 # (B), form only (C). Its own switch, not a point of "all": the app sends one body, set by

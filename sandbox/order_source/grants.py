@@ -2,12 +2,16 @@
 
 Codes are single-use and live 5 minutes; access tokens 1 hour; refresh tokens 1 year.
 Refresh-token rotation is on by default: spending a rotated token again counts as reuse
-and revokes the whole grant (RFC 9700 section 4.14.2).
+and revokes the whole grant (RFC 9700 section 4.14.2). The reference is silent on reuse;
+under reading B of ``refresh_reuse`` a spent token presented again within
+``REUSE_GRACE`` of its spending, while its successor was never presented (the answer
+that carried the successor was lost), is exchanged again instead: the unused successor
+is spent and a new pair issued (a "reuse interval", as several OAuth servers keep).
 """
 
 import threading
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.db import transaction
 from django.db.models import F
@@ -19,6 +23,8 @@ from sandbox.records.orders.models import AuthorizationCode, Client, Grant, Sell
 CODE_LIFETIME = timedelta(minutes=5)
 ACCESS_LIFETIME = timedelta(hours=1)
 REFRESH_LIFETIME = timedelta(days=365)
+# Reading B of refresh_reuse: how long a spent refresh token may be presented again.
+REUSE_GRACE = timedelta(seconds=60)
 
 _counter_lock = threading.Lock()
 counters: dict[str, int] = {}
@@ -156,6 +162,9 @@ def refresh_exchange(*, client: Client, refresh_token: str, request_id: str = ""
             raise GrantError("invalid_grant", "unknown refresh token")
         grant = row.grant
         rotate = switches.current.rotation_enabled
+        if row.spent_at is not None and _regrant(grant=grant, spent=row, now=now):
+            Grant.objects.filter(id=grant.id).update(refresh_count=F("refresh_count") + 1)
+            return _issue(grant=grant, with_refresh=rotate)
         if row.spent_at is not None:
             reused, spent = grant, row
         elif grant.revoked_at is not None:
@@ -175,6 +184,33 @@ def refresh_exchange(*, client: Client, refresh_token: str, request_id: str = ""
     raise GrantError("invalid_grant", "refresh token already used; grant revoked")
 
 
+def _successor(*, grant: Grant, spent: Token) -> Token | None:
+    """The refresh token issued by the exchange that spent ``spent``."""
+    return (
+        Token.objects.filter(grant=grant, kind=Token.REFRESH, created_at__gte=spent.spent_at)
+        .order_by("id")
+        .first()
+    )
+
+
+def _regrant(*, grant: Grant, spent: Token, now: datetime) -> bool:
+    """Reading B of ``refresh_reuse``: a spent token presented again within the grace,
+    its successor never presented, is exchanged again (its successor spent now). Counted
+    (``refresh_regrant``): a client that needs it lost a token answer."""
+    if not switches.reading_b("refresh_reuse") or grant.revoked_at is not None:
+        return False
+    if spent.spent_at is None or now - spent.spent_at > REUSE_GRACE:
+        return False
+    successor = _successor(grant=grant, spent=spent)
+    if successor is None:
+        return False
+    # Conditional: the successor presented meanwhile (or a second regrant) wins instead.
+    if Token.objects.filter(id=successor.id, spent_at__isnull=True).update(spent_at=now) != 1:
+        return False
+    count("refresh_regrant")
+    return True
+
+
 def _reuse_story(*, grant: Grant, spent: Token | None) -> str:
     """What the grant's tokens say about how the client came to hold a spent one.
 
@@ -184,11 +220,7 @@ def _reuse_story(*, grant: Grant, spent: Token | None) -> str:
     presented, the client held the newer token and still sent this older one."""
     if spent is None or spent.spent_at is None:
         return "two refreshes of the same token at once"
-    successor = (
-        Token.objects.filter(grant=grant, kind=Token.REFRESH, created_at__gte=spent.spent_at)
-        .order_by("id")
-        .first()
-    )
+    successor = _successor(grant=grant, spent=spent)
     when = f"spent {(clock.now() - spent.spent_at).total_seconds():.1f} s before"
     if successor is None:
         return f"{when}; no successor was issued"

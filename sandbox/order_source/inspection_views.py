@@ -45,6 +45,8 @@ def _token_counters() -> dict:
         },
         "refresh_token_reuse": counters.get("refresh_reuse", 0),
         "code_reuse": counters.get("code_reuse", 0),
+        # Reading B of refresh_reuse: a spent refresh token exchanged again (a lost answer).
+        "refresh_regrant": counters.get("refresh_regrant", 0),
     }
 
 

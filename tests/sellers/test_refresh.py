@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -206,6 +207,57 @@ def test_transient_refresh_failure_changes_nothing_and_keeps_a_valid_token_in_us
     platform.sandbox.clear_faults()
     token_calls_wait_out()
     assert services.connection_refresh(connection_id=connection.id).last_error == ""
+
+
+@pytest.mark.parametrize("reading", ["A", "B"])
+def test_a_refresh_whose_answer_is_lost_is_asked_again_at_once(
+    seller: Seller,
+    platform: Platform,
+    settings: Any,
+    reading: str,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    # Given a refresh the platform carries out (it rotates the refresh token) whose answer
+    # never reaches us: it hangs past our read timeout after the platform's work
+    settings.PLATFORM_TOKEN_READ_TIMEOUT = 1.0
+    platform.sandbox.readings(refresh_reuse=reading)
+    connection = platform.connect(seller)
+    expire_soon(connection)
+    platform.sandbox.set_faults(
+        endpoint="access_token", kind="hang", after_view=True, hang_seconds=2.5, count=1
+    )
+
+    if reading == "B":
+        # Under a reuse interval the spent token, asked again at once, is exchanged again
+        refreshed = services.connection_refresh(connection_id=connection.id)
+
+        assert refreshed.access_token != connection.access_token
+        assert refreshed.refresh_token != connection.refresh_token
+        assert orders_status(platform, refreshed.access_token) == 200
+        assert platform.refresh_requests() == 2
+        counters = platform.counters()
+        assert (counters["refresh_regrant"], counters["refresh_token_reuse"]) == (1, 0)
+        # ...and the refresh token it stored is the live one
+        expire_soon(refreshed)
+        again = services.connection_refresh(connection_id=connection.id)
+        assert orders_status(platform, again.access_token) == 200
+        assert platform.sandbox.violations()["total"] == 0
+    else:
+        # Without one, the grant is lost (as at any later try): the seller is told once,
+        # and the sandbox names the cause, an answer never stored
+        with (
+            django_capture_on_commit_callbacks(execute=True),
+            pytest.raises(ReauthorizationRequired),
+        ):
+            services.connection_refresh(connection_id=connection.id)
+
+        after = PlatformConnection.objects.get(id=connection.id)
+        assert after.state == PlatformConnection.State.NEEDS_REAUTH
+        assert len(mail.outbox) == 1
+        assert platform.refresh_requests() == 2
+        violations = platform.sandbox.violations()
+        assert violations["total"] == violations["by_kind"]["refresh_token_reuse"] == 1
+        assert "its successor was never presented" in violations["recent"][0]["detail"]
 
 
 def test_access_token_with_expired_token_and_platform_down_raises_unavailable(

@@ -237,6 +237,52 @@ def test_a_reuse_after_the_newer_token_was_spent_says_the_client_sent_an_older_o
     assert "the client held the newer token and sent an older one" in violation["detail"]
 
 
+def test_reading_b_exchanges_a_spent_token_again_within_the_interval(
+    alice: Api, sandbox: SandboxProcess
+) -> None:
+    # Given a reuse interval (reading B) and a refresh whose answer the client lost
+    sandbox.readings(refresh_reuse="B")
+    lost = refresh(sandbox, alice.refresh_token)
+    assert lost.status_code == 200
+
+    # When the client presents the spent token again, at once
+    again = refresh(sandbox, alice.refresh_token)
+
+    # Then it gets a new pair that goes on working, the regrant is counted, not a
+    # violation
+    assert again.status_code == 200, again.text
+    fresh = again.json()["refresh_token"]
+    assert fresh not in (alice.refresh_token, lost.json()["refresh_token"])
+    assert refresh(sandbox, fresh).status_code == 200
+    assert sandbox.state()["counters"]["refresh_regrant"] == 1
+    assert sandbox.violations()["total"] == 0
+    # Once a newer token was spent, the first is a reuse even within the interval
+    assert refresh(sandbox, alice.refresh_token).status_code == 401
+    assert sandbox.violations()["by_kind"]["refresh_token_reuse"] == 1
+
+
+def test_reading_b_still_revokes_outside_the_interval_or_once_the_successor_was_used(
+    alice: Api, sandbox: SandboxProcess
+) -> None:
+    sandbox.readings(refresh_reuse="B")
+    # The successor presented: the spent token is a reuse, interval or not
+    second = refresh(sandbox, alice.refresh_token)
+    assert refresh(sandbox, second.json()["refresh_token"]).status_code == 200
+    assert refresh(sandbox, alice.refresh_token).status_code == 401
+    assert sandbox.violations()["by_kind"]["refresh_token_reuse"] == 1
+    assert sandbox.state()["counters"]["refresh_regrant"] == 0
+
+
+def test_reading_b_revokes_after_the_interval(bob: Api, sandbox: SandboxProcess) -> None:
+    sandbox.readings(refresh_reuse="B")
+    assert refresh(sandbox, bob.refresh_token).status_code == 200
+    sandbox.shift_clock(61)
+
+    assert refresh(sandbox, bob.refresh_token).status_code == 401
+    assert sandbox.violations()["by_kind"]["refresh_token_reuse"] == 1
+    assert sandbox.state()["counters"]["refresh_regrant"] == 0
+
+
 # -- inspection and reset ----------------------------------------------------------------
 
 

@@ -54,6 +54,8 @@ POINTS |= {
 }
 # The listings by mp_order_numbers (issue 34).
 POINTS |= {"order_numbers_cap", "unknown_order_numbers"}
+# A spent refresh token presented again (the OAuth part).
+POINTS |= {"refresh_reuse"}
 DECODED_MAPS = {
     "SKU": "id",
     "Prix €": "mp_price",
